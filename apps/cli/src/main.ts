@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+import { ScenarioError } from '@kbench/schema';
+import { brokerCommand } from './commands/broker.js';
+import { listCommand } from './commands/list.js';
+import { runCommand } from './commands/run.js';
+import { serveCommand } from './commands/serve.js';
+import { showCommand } from './commands/show.js';
+import { USAGE, UsageError } from './usage.js';
+
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  run: runCommand,
+  list: listCommand,
+  show: showCommand,
+  serve: serveCommand,
+  broker: brokerCommand,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  const handler = COMMANDS[command];
+  if (!handler) throw new UsageError(`kbench: unknown command ${JSON.stringify(command)}; commands: ${Object.keys(COMMANDS).join(', ')}`);
+  return handler(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (err instanceof UsageError || err instanceof ScenarioError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`kbench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,26 @@
+/** A mistake in how the command was called: exit code 2 with this message. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export const USAGE = `kbench: a benchmark workbench for Kafka-protocol streaming
+
+Usage:
+  kbench run <scenario> [--set knob.path=value]... [--target T] [--json] [--quick]
+  kbench list [--json] [--status S] [--search TEXT] [--limit N]
+  kbench show <run-id> [--json]
+  kbench serve [--port 7420] [--scenarios DIR]
+  kbench broker [--port 9092] [--data-dir DIR] [--nodes 1]
+  kbench help
+
+Options of run:
+  --set knob.path=value   override any knob (YAML value), e.g. --set producers.acks=all; repeatable
+  --target T              bundled (default) or bootstrap servers host:port[,host:port]
+  --json                  print the stored run as JSON on stdout (progress goes to stderr)
+  --quick                 a short version: duration at most 10s, warm-up at most 2s, records at most 100000
+
+Environment:
+  KBENCH_HOME             where the history (history.duckdb) lives; default ~/.kbench
+
+Exit codes: 0 done, 1 the run failed, 2 bad usage or invalid scenario.
+`;

@@ -1,0 +1,90 @@
+// Keeps the runs this process started and hands their live events to whoever listens.
+import { type LiveRun, type Progress, startRecordedRun } from '@kbench/engine';
+import type { History } from '@kbench/history';
+import type { RunRecord, Sample, Scenario } from '@kbench/schema';
+import fp from 'fastify-plugin';
+import { HttpError } from '../http-error.js';
+
+export interface RunListener {
+  sample(sample: Sample): void;
+  progress(progress: Progress): void;
+  end(record: RunRecord): void;
+}
+
+export class RunManager {
+  private readonly live = new Map<string, LiveRun>();
+  /** Set while a start is under way, so two quick clicks cannot start two runs. */
+  private starting = false;
+
+  constructor(private readonly history: History) {}
+
+  /** Starts a run; one at a time, because two benchmarks on one machine measure each other. */
+  async start(scenario: Scenario, source: string | null): Promise<LiveRun> {
+    const running = this.current();
+    if (running || this.starting) {
+      const which = running ? ` (${running.id})` : '';
+      throw new HttpError(409, `a run is already in progress${which}; stop it or wait for it to end`);
+    }
+    this.starting = true;
+    try {
+      const run = await startRecordedRun(scenario, { history: this.history, source });
+      this.live.set(run.id, run);
+      void run.done.finally(() => this.live.delete(run.id));
+      return run;
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  get(id: string): LiveRun | undefined {
+    return this.live.get(id);
+  }
+
+  current(): LiveRun | undefined {
+    return this.live.values().next().value;
+  }
+
+  /** Sends a live run's events to a listener until it ends; returns the function that detaches it. */
+  subscribe(run: LiveRun, listener: RunListener): () => void {
+    let attached = true;
+    const onSample = (s: Sample) => listener.sample(s);
+    const onProgress = (p: Progress) => listener.progress(p);
+    run.on('sample', onSample);
+    run.on('progress', onProgress);
+    const detach = () => {
+      if (!attached) return;
+      attached = false;
+      run.off('sample', onSample);
+      run.off('progress', onProgress);
+    };
+    // `done` resolves once the record is stored, so a listener that then reads the history sees it.
+    void run.done.then((record) => {
+      if (!attached) return;
+      detach();
+      listener.end(record);
+    });
+    return detach;
+  }
+
+  /** Stops every live run and waits until each is stored (on server shutdown). */
+  async stopAll(): Promise<void> {
+    const runs = [...this.live.values()];
+    for (const run of runs) run.stop();
+    await Promise.all(runs.map((run) => run.done));
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    runs: RunManager;
+  }
+}
+
+export const runManagerPlugin = fp(
+  async (app) => {
+    const manager = new RunManager(app.history);
+    app.decorate('runs', manager);
+    app.addHook('onClose', async () => manager.stopAll());
+  },
+  { name: 'run-manager', dependencies: ['history'] },
+);

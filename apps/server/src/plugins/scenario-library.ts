@@ -1,0 +1,151 @@
+// The scenario files on disk: listed recursively, read only from inside their folder.
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { checkScenario, readScenarioText, type Scenario, ScenarioError, type ScenarioIssue } from '@kbench/schema';
+import fp from 'fastify-plugin';
+import { HttpError } from '../http-error.js';
+
+const SCENARIO_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
+/** Paths of scenarios from the user's own folder start with this, to keep them apart from the library's. */
+export const USER_PREFIX = 'user/';
+
+export interface ScenarioEntry {
+  path: string;
+  folder: string;
+  name: string;
+  description: string;
+  valid: boolean;
+  issues?: ScenarioIssue[];
+}
+
+export interface ScenarioFile {
+  path: string;
+  /** Where it is on disk. */
+  file: string;
+  text: string;
+  scenario?: Scenario;
+  issues?: ScenarioIssue[];
+}
+
+type Checked = { scenario: Scenario; issues?: undefined } | { scenario?: undefined; issues: ScenarioIssue[]; raw: unknown };
+
+function check(text: string, path: string): Checked {
+  let raw: unknown;
+  try {
+    raw = readScenarioText(text, path);
+  } catch (err) {
+    if (err instanceof ScenarioError) return { issues: err.issues, raw: {} };
+    throw err;
+  }
+  const result = checkScenario(raw);
+  return result.ok ? { scenario: result.scenario } : { issues: result.issues, raw };
+}
+
+function field(raw: unknown, key: string): string | undefined {
+  if (raw === null || typeof raw !== 'object') return undefined;
+  const value = (raw as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+async function walk(dir: string): Promise<string[]> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const files: string[] = [];
+  for (const entry of entries) {
+    if (entry.name.startsWith('.')) continue;
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...(await walk(full)));
+    else if (entry.isFile() && SCENARIO_EXTENSIONS.has(extname(entry.name).toLowerCase())) files.push(full);
+  }
+  return files;
+}
+
+export class ScenarioLibrary {
+  constructor(
+    private readonly root: string,
+    private readonly userRoot?: string,
+  ) {}
+
+  async list(): Promise<ScenarioEntry[]> {
+    const roots: [string, string][] = [[this.root, '']];
+    if (this.userRoot) roots.push([this.userRoot, USER_PREFIX]);
+    const out: ScenarioEntry[] = [];
+    for (const [root, prefix] of roots) {
+      for (const file of await walk(root)) {
+        const rel = prefix + relative(root, file).split(sep).join('/');
+        const text = await readFile(file, 'utf8');
+        const checked = check(text, rel);
+        const slash = rel.lastIndexOf('/');
+        const fileName = rel.slice(slash + 1).replace(/\.(ya?ml|json)$/i, '');
+        const raw = checked.scenario ?? ('raw' in checked ? checked.raw : undefined);
+        const entry: ScenarioEntry = {
+          path: rel,
+          folder: slash < 0 ? '' : rel.slice(0, slash),
+          name: field(raw, 'name') ?? fileName,
+          description: field(raw, 'description') ?? '',
+          valid: checked.issues === undefined,
+        };
+        if (checked.issues) entry.issues = checked.issues;
+        out.push(entry);
+      }
+    }
+    return out.sort((a, b) => a.folder.localeCompare(b.folder) || a.path.localeCompare(b.path));
+  }
+
+  /** Reads one scenario by its library path; 400 for a path that leaves the folder, 404 for none. */
+  async read(path: string): Promise<ScenarioFile> {
+    const file = await this.locate(path);
+    const text = await readFile(file, 'utf8');
+    const checked = check(text, path);
+    return checked.scenario
+      ? { path, file, text, scenario: checked.scenario }
+      : { path, file, text, issues: checked.issues };
+  }
+
+  private async locate(path: string): Promise<string> {
+    let root = this.root;
+    let rel = path;
+    if (this.userRoot && path.startsWith(USER_PREFIX)) {
+      root = this.userRoot;
+      rel = path.slice(USER_PREFIX.length);
+    }
+    const parts = rel.split(/[\\/]/);
+    if (rel === '' || isAbsolute(rel) || rel.includes('\0') || parts.some((p) => p === '..' || p === '.' || p === '')) {
+      throw new HttpError(400, 'a scenario path is relative to the scenarios folder, without . or .. parts');
+    }
+    if (!SCENARIO_EXTENSIONS.has(extname(rel).toLowerCase())) {
+      throw new HttpError(400, 'a scenario file ends in .yaml, .yml or .json');
+    }
+    const notFound = new HttpError(404, `no scenario ${path}`);
+    let real: string;
+    let realRoot: string;
+    try {
+      realRoot = await realpath(root);
+      real = await realpath(resolve(root, rel));
+    } catch {
+      throw notFound;
+    }
+    // A symlink may not lead out of the folder either.
+    if (!real.startsWith(realRoot + sep)) throw new HttpError(400, 'a scenario path must stay inside the scenarios folder');
+    if (!(await stat(real)).isFile()) throw notFound;
+    return real;
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    scenarios: ScenarioLibrary;
+  }
+}
+
+export const scenarioLibraryPlugin = fp<{ scenariosDir: string; userScenariosDir?: string }>(
+  async (app, opts) => {
+    app.decorate('scenarios', new ScenarioLibrary(opts.scenariosDir, opts.userScenariosDir));
+  },
+  { name: 'scenario-library' },
+);

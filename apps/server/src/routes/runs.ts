@@ -1,0 +1,192 @@
+import { RUN_STATUSES, type RunStatus, type Scenario } from '@kbench/schema';
+import { applySet, checkScenario, readScenarioText, ScenarioError } from '@kbench/schema';
+import { samplesToCsv } from '@kbench/history';
+import type { FastifyInstance } from 'fastify';
+import { HttpError, invalidScenario } from '../http-error.js';
+import { errorResponses, runIdParams, runListItem, runRecord, sample } from '../schemas.js';
+
+interface StartRunBody {
+  scenario?: Record<string, unknown>;
+  yaml?: string;
+  path?: string;
+  set?: string[];
+}
+
+interface RunQuery {
+  status?: RunStatus;
+  search?: string;
+  limit?: number;
+}
+
+type IdParams = { Params: { id: string } };
+
+/** Turns a start request into a validated scenario; any problem is a 400 naming the field. */
+async function scenarioFromBody(
+  app: FastifyInstance,
+  body: StartRunBody,
+): Promise<{ scenario: Scenario; source: string | null }> {
+  const given = (['scenario', 'yaml', 'path'] as const).filter((k) => body[k] !== undefined);
+  if (given.length !== 1) {
+    throw new HttpError(400, 'give exactly one of scenario (an object), yaml (text) or path (a file in scenarios/)');
+  }
+  let raw: unknown;
+  let source: string | null = null;
+  try {
+    if (body.scenario !== undefined) raw = body.scenario;
+    else if (body.yaml !== undefined) raw = readScenarioText(body.yaml);
+    else if (body.path !== undefined) {
+      const file = await app.scenarios.read(body.path);
+      raw = readScenarioText(file.text, body.path);
+      source = file.file;
+    }
+    for (const assignment of body.set ?? []) raw = applySet(raw, assignment);
+  } catch (err) {
+    if (err instanceof ScenarioError) throw invalidScenario(err.issues);
+    throw err;
+  }
+  const result = checkScenario(raw);
+  if (!result.ok) throw invalidScenario(result.issues);
+  if (result.scenario.sweep) {
+    throw new HttpError(
+      400,
+      'this scenario is a sweep (one run per value); run it with `kbench sweep <file>`, or remove `sweep` to run it once',
+    );
+  }
+  return { scenario: result.scenario, source };
+}
+
+export async function runRoutes(app: FastifyInstance): Promise<void> {
+  app.post<{ Body: StartRunBody }>(
+    '/api/runs',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            scenario: { type: 'object' },
+            yaml: { type: 'string', maxLength: 1_000_000 },
+            path: { type: 'string', minLength: 1, maxLength: 1000 },
+            set: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 10_000 } },
+          },
+        },
+        response: {
+          201: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { scenario, source } = await scenarioFromBody(app, request.body);
+      let run: Awaited<ReturnType<typeof app.runs.start>>;
+      try {
+        run = await app.runs.start(scenario, source);
+      } catch (err) {
+        if (err instanceof ScenarioError) throw invalidScenario(err.issues);
+        throw err;
+      }
+      return reply.code(201).send({ id: run.id });
+    },
+  );
+
+  app.get<{ Querystring: RunQuery }>(
+    '/api/runs',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            status: { type: 'string', enum: [...RUN_STATUSES] },
+            search: { type: 'string', maxLength: 200 },
+            limit: { type: 'integer', minimum: 1, maximum: 10_000 },
+          },
+        },
+        response: { 200: { type: 'array', items: runListItem }, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { status, search, limit } = request.query;
+      return app.history.listRuns({
+        ...(status ? { status } : {}),
+        ...(search ? { search } : {}),
+        ...(limit ? { limit } : {}),
+      });
+    },
+  );
+
+  /** Finds a run by id or unique id prefix, or answers 404. */
+  async function findRun(id: string) {
+    const record = await app.history.getRun(id);
+    if (!record) throw new HttpError(404, `no run ${id}`);
+    return record;
+  }
+
+  app.get<IdParams>(
+    '/api/runs/:id',
+    { schema: { params: runIdParams, response: { 200: runRecord, ...errorResponses } } },
+    async (request) => findRun(request.params.id),
+  );
+
+  app.get<IdParams>(
+    '/api/runs/:id/samples',
+    { schema: { params: runIdParams, response: { 200: { type: 'array', items: sample }, ...errorResponses } } },
+    async (request) => {
+      const record = await findRun(request.params.id);
+      // A live run writes its samples to the history every few seconds; its own list is current.
+      return app.runs.get(record.id)?.samples() ?? app.history.getSamples(record.id);
+    },
+  );
+
+  app.get<IdParams>(
+    '/api/runs/:id/samples.csv',
+    { schema: { params: runIdParams, response: { 200: { type: 'string' }, ...errorResponses } } },
+    async (request, reply) => {
+      const record = await findRun(request.params.id);
+      const csv = samplesToCsv(await app.history.getSamples(record.id));
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="kbench-${record.id}.csv"`)
+        .send(csv);
+    },
+  );
+
+  app.delete<IdParams>(
+    '/api/runs/:id',
+    {
+      schema: {
+        params: runIdParams,
+        response: {
+          200: { type: 'object', required: ['deleted'], properties: { deleted: { type: 'string' } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const record = await findRun(request.params.id);
+      if (app.runs.get(record.id)) throw new HttpError(409, `run ${record.id} is still running; stop it first`);
+      if (!(await app.history.deleteRun(record.id))) throw new HttpError(404, `no run ${request.params.id}`);
+      return { deleted: record.id };
+    },
+  );
+
+  app.post<IdParams>(
+    '/api/runs/:id/stop',
+    {
+      schema: {
+        params: runIdParams,
+        response: {
+          202: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const record = await findRun(request.params.id);
+      const run = app.runs.get(record.id);
+      if (!run) throw new HttpError(409, `run ${record.id} is not running (status ${record.status})`);
+      run.stop();
+      return reply.code(202).send({ id: run.id });
+    },
+  );
+}

@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import { errorBody, errorResponses } from '../schemas.js';
+
+const issues = errorBody.properties.issues;
+
+export async function scenarioRoutes(app: FastifyInstance): Promise<void> {
+  app.get(
+    '/api/scenarios',
+    {
+      schema: {
+        response: {
+          200: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['path', 'folder', 'name', 'description', 'valid'],
+              properties: {
+                path: { type: 'string' },
+                folder: { type: 'string' },
+                name: { type: 'string' },
+                description: { type: 'string' },
+                valid: { type: 'boolean' },
+                issues,
+              },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async () => app.scenarios.list(),
+  );
+
+  app.get<{ Params: { '*': string } }>(
+    '/api/scenarios/*',
+    {
+      schema: {
+        params: { type: 'object', properties: { '*': { type: 'string', maxLength: 1000 } } },
+        response: {
+          200: {
+            type: 'object',
+            required: ['path', 'text'],
+            properties: {
+              path: { type: 'string' },
+              text: { type: 'string' },
+              scenario: { type: 'object', additionalProperties: true },
+              issues,
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => app.scenarios.read(request.params['*']),
+  );
+}

@@ -1,0 +1,52 @@
+import { HistoryPage } from './pages/HistoryPage';
+import { LiveRunPage } from './pages/LiveRunPage';
+import { RunPage } from './pages/RunPage';
+import { ScenariosPage } from './pages/ScenariosPage';
+import { href, type Route, useRoute } from './router';
+
+function Page({ route }: { route: Route }) {
+  switch (route.page) {
+    case 'scenarios':
+      return <ScenariosPage />;
+    case 'history':
+      return <HistoryPage />;
+    case 'run':
+      return <RunPage key={route.id} id={route.id} />;
+    case 'live':
+      return <LiveRunPage key={route.id} id={route.id} />;
+    default:
+      return (
+        <div className="empty">
+          <h2>Nothing at {route.path}</h2>
+          <p>
+            Go to the <a href={href.scenarios}>scenarios</a> or the <a href={href.history}>history</a>.
+          </p>
+        </div>
+      );
+  }
+}
+
+export function App() {
+  const route = useRoute();
+  const section = route.page === 'scenarios' ? 'scenarios' : route.page === 'not-found' ? '' : 'history';
+  return (
+    <>
+      <header className="topbar">
+        <a className="brand" href={href.scenarios}>
+          kbench
+        </a>
+        <nav>
+          <a href={href.scenarios} className={section === 'scenarios' ? 'active' : ''} data-testid="nav-scenarios">
+            Scenarios
+          </a>
+          <a href={href.history} className={section === 'history' ? 'active' : ''} data-testid="nav-history">
+            History
+          </a>
+        </nav>
+      </header>
+      <main className="content">
+        <Page route={route} />
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,85 @@
+// The server's REST API, typed with the shapes from @kbench/schema.
+import type { RunListItem, RunRecord, RunStatus, Sample, Scenario } from '@kbench/schema';
+
+export type { RunListItem, RunRecord, RunStatus, Sample, Scenario };
+
+export interface Issue {
+  path: string;
+  message: string;
+}
+
+export interface ScenarioEntry {
+  path: string;
+  folder: string;
+  name: string;
+  description: string;
+  valid: boolean;
+  issues?: Issue[];
+}
+
+export interface ScenarioFile {
+  path: string;
+  text: string;
+  scenario?: Scenario;
+  issues?: Issue[];
+}
+
+/** Mirrors the engine's Progress events. */
+export interface Progress {
+  phase: 'starting' | 'setup' | 'warmup' | 'measuring' | 'stopping' | 'done';
+  elapsedMs: number;
+  totalMs: number | null;
+  producedRecords: number;
+  consumedRecords: number;
+  targetRecords: number | null;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly issues: Issue[] = [],
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+async function request<T>(method: string, url: string, body?: unknown): Promise<T> {
+  const init: RequestInit = { method, headers: { accept: 'application/json' } };
+  if (body !== undefined) {
+    init.headers = { ...init.headers, 'content-type': 'application/json' };
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(url, init);
+  const text = await res.text();
+  const data: unknown = text ? JSON.parse(text) : null;
+  if (!res.ok) {
+    const err = (data ?? {}) as { error?: string; issues?: Issue[] };
+    throw new ApiError(res.status, err.error ?? `${res.status} ${res.statusText}`, err.issues ?? []);
+  }
+  return data as T;
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+  scenarios: () => request<ScenarioEntry[]>('GET', '/api/scenarios'),
+  scenario: (path: string) => request<ScenarioFile>('GET', `/api/scenarios/${path.split('/').map(enc).join('/')}`),
+  startRun: (body: { path?: string; yaml?: string; scenario?: object; set?: string[] }) =>
+    request<{ id: string }>('POST', '/api/runs', body),
+  runs: (filter: { status?: RunStatus | ''; search?: string; limit?: number } = {}) => {
+    const q = new URLSearchParams();
+    if (filter.status) q.set('status', filter.status);
+    if (filter.search) q.set('search', filter.search);
+    if (filter.limit) q.set('limit', String(filter.limit));
+    const qs = q.toString();
+    return request<RunListItem[]>('GET', `/api/runs${qs ? `?${qs}` : ''}`);
+  },
+  run: (id: string) => request<RunRecord>('GET', `/api/runs/${enc(id)}`),
+  samples: (id: string) => request<Sample[]>('GET', `/api/runs/${enc(id)}/samples`),
+  stopRun: (id: string) => request<{ id: string }>('POST', `/api/runs/${enc(id)}/stop`),
+  deleteRun: (id: string) => request<{ deleted: string }>('DELETE', `/api/runs/${enc(id)}`),
+  eventsUrl: (id: string) => `/api/runs/${enc(id)}/events`,
+  csvUrl: (id: string) => `/api/runs/${enc(id)}/samples.csv`,
+};

@@ -1,0 +1,19 @@
+// Every chart of one run, as @kbench/charts draws them.
+import { runCharts } from '@kbench/charts';
+import type { Sample } from '@kbench/schema';
+import { useMemo } from 'react';
+import { EChart, type EChartsOption } from './EChart';
+
+export function RunCharts({ samples, label }: { samples: Sample[]; label?: string }) {
+  const specs = useMemo(() => runCharts(samples, label), [samples, label]);
+  return (
+    <div className="chart-grid" data-testid="charts">
+      {specs.map((spec) => (
+        <section key={spec.id} className="panel" data-testid={`chart-${spec.id}`}>
+          <h3 className="panel-title">{spec.title}</h3>
+          <EChart option={spec.option as EChartsOption} height={260} />
+        </section>
+      ))}
+    </div>
+  );
+}

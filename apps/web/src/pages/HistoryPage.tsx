@@ -1,0 +1,109 @@
+// Every stored run, newest first; a row opens the run.
+import { RUN_STATUSES } from '@kbench/schema';
+import { useEffect, useState } from 'react';
+import { api, type RunListItem, type RunStatus } from '../api';
+import { Empty, ErrorNote, StatusBadge } from '../components/bits';
+import { formatDateTime, formatMBPerSec, formatMs, formatRecordsPerSec } from '../format';
+import { href, navigate } from '../router';
+
+export function HistoryPage() {
+  const [runs, setRuns] = useState<RunListItem[] | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+  const [search, setSearch] = useState('');
+  const [status, setStatus] = useState<RunStatus | ''>('');
+
+  useEffect(() => {
+    // Wait for typing to pause before asking the server.
+    const timer = setTimeout(() => {
+      api.runs({ status, search: search.trim(), limit: 500 }).then(setRuns, setError);
+    }, 200);
+    return () => clearTimeout(timer);
+  }, [search, status]);
+
+  const filtered = search.trim() !== '' || status !== '';
+  if (error) return <ErrorNote error={error} />;
+
+  return (
+    <div data-testid="history-page">
+      <div className="page-head">
+        <h1>History</h1>
+        <div className="filters">
+          <input
+            className="search"
+            type="search"
+            placeholder="Search name, id, target, tags"
+            value={search}
+            onChange={(e) => setSearch(e.target.value)}
+          />
+          <select value={status} onChange={(e) => setStatus(e.target.value as RunStatus | '')} aria-label="Status">
+            <option value="">any status</option>
+            {RUN_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      {runs === null && <p className="muted">Loading runs…</p>}
+      {runs !== null && runs.length === 0 && (
+        <Empty title={filtered ? 'No runs match' : 'No runs yet'} testId="history-empty">
+          {filtered ? (
+            <p>Clear the search or the status filter to see every run.</p>
+          ) : (
+            <p>
+              Launch a scenario from the <a href={href.scenarios}>Scenarios</a> page, or run one headless with{' '}
+              <code>npx kbench run scenarios/quickstart.yaml</code>; every run lands here.
+            </p>
+          )}
+        </Empty>
+      )}
+      {runs !== null && runs.length > 0 && (
+        <table className="table runs" data-testid="history-table">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Target</th>
+              <th>Driver</th>
+              <th>Started</th>
+              <th>Status</th>
+              <th className="num">Produced</th>
+              <th className="num">Value bytes</th>
+              <th className="num">Publish p99</th>
+            </tr>
+          </thead>
+          <tbody>
+            {runs.map((run) => {
+              const to = run.status === 'running' ? href.live(run.id) : href.run(run.id);
+              return (
+                <tr
+                  key={run.id}
+                  className="clickable"
+                  data-testid="history-row"
+                  data-run-id={run.id}
+                  onClick={() => navigate(to)}
+                >
+                  <td>
+                    <a href={to} onClick={(e) => e.stopPropagation()}>
+                      {run.name}
+                    </a>
+                    <div className="id">{run.id}</div>
+                  </td>
+                  <td>{run.target}</td>
+                  <td>{run.driver}</td>
+                  <td className="nowrap">{formatDateTime(run.startedAt)}</td>
+                  <td>
+                    <StatusBadge status={run.status} />
+                  </td>
+                  <td className="num">{formatRecordsPerSec(run.summary?.produced.recordsPerSec)}</td>
+                  <td className="num">{formatMBPerSec(run.summary?.produced.mbPerSec)}</td>
+                  <td className="num">{formatMs(run.summary?.publishLatencyMs?.p99)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}

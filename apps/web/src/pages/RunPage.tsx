@@ -1,0 +1,108 @@
+// One stored run: summary, every chart, the scenario as YAML, the environment, the CSV.
+import { scenarioToYaml } from '@kbench/schema';
+import { useEffect, useState } from 'react';
+import { api, type RunRecord, type Sample } from '../api';
+import { ErrorNote, Panel, StatusBadge } from '../components/bits';
+import { RunCharts } from '../components/RunCharts';
+import { SummaryTable } from '../components/SummaryTable';
+import { formatBytes, formatDateTime, runLength } from '../format';
+import { href, navigate } from '../router';
+
+function EnvironmentTable({ record }: { record: RunRecord }) {
+  const env = record.environment;
+  const rows: [string, string][] = [
+    ['Target', `${env.target}${env.bootstrap ? ` (${env.bootstrap})` : ''}`],
+    ['Driver', env.driver],
+    ['CPU', `${env.cores} cores${env.cpuModel ? `, ${env.cpuModel}` : ''}`],
+    ['Memory', formatBytes(env.memoryBytes)],
+    ['OS', env.os],
+    ['Host', env.hostname],
+    ...Object.entries(env.versions ?? {}).map(([k, v]): [string, string] => [`${k} version`, v]),
+  ];
+  return (
+    <table className="table compact kv" data-testid="environment">
+      <tbody>
+        {rows.map(([k, v]) => (
+          <tr key={k}>
+            <th scope="row">{k}</th>
+            <td>{v || '–'}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function RunPage({ id }: { id: string }) {
+  const [record, setRecord] = useState<RunRecord | null>(null);
+  const [samples, setSamples] = useState<Sample[] | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+
+  useEffect(() => {
+    setRecord(null);
+    setSamples(null);
+    api.run(id).then(setRecord, setError);
+    api.samples(id).then(setSamples, setError);
+  }, [id]);
+
+  const remove = async () => {
+    if (!record || !window.confirm(`Delete run ${record.id} (${record.scenario.name}) and its samples?`)) return;
+    try {
+      await api.deleteRun(record.id);
+      navigate(href.history);
+    } catch (err) {
+      setError(err as Error);
+    }
+  };
+
+  if (error) return <ErrorNote error={error} />;
+  if (!record) return <p className="muted">Loading run…</p>;
+
+  return (
+    <div data-testid="run-page">
+      <div className="page-head">
+        <div>
+          <div className="crumbs">
+            <a href={href.history}>History</a> / run <code>{record.id}</code>
+          </div>
+          <h1>
+            {record.scenario.name} <StatusBadge status={record.status} />
+          </h1>
+          <p className="muted">
+            Started {formatDateTime(record.startedAt)} · ran {runLength(record.startedAt, record.finishedAt)}
+            {record.source ? ` · from ${record.source}` : ''}
+          </p>
+        </div>
+        <div className="actions">
+          {record.status === 'running' && (
+            <a className="btn primary" href={href.live(record.id)}>
+              Watch live
+            </a>
+          )}
+          <a className="btn" href={api.csvUrl(record.id)} download={`kbench-${record.id}.csv`} data-testid="csv-link">
+            ⬇ Samples CSV
+          </a>
+          <button type="button" className="btn ghost danger-text" onClick={remove} disabled={record.status === 'running'}>
+            Delete
+          </button>
+        </div>
+      </div>
+      {record.error && <ErrorNote error={record.error} />}
+      {record.summary ? (
+        <SummaryTable summary={record.summary} />
+      ) : (
+        <p className="muted">No summary: the run did not reach its measured phase.</p>
+      )}
+      {samples && samples.length > 0 && <RunCharts samples={samples} label={record.scenario.name} />}
+      {samples && samples.length === 0 && <p className="muted">No samples were stored for this run.</p>}
+      <div className="two-col">
+        <Panel title="Scenario (resolved)" testId="scenario-yaml">
+          <pre className="yaml">{scenarioToYaml(record.scenario)}</pre>
+        </Panel>
+        <Panel title="Environment">
+          <EnvironmentTable record={record} />
+        </Panel>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,137 @@
+// Home: the scenario library, grouped by folder, each with a Run button.
+import { useEffect, useMemo, useState } from 'react';
+import { ApiError, api, type ScenarioEntry } from '../api';
+import { Empty, ErrorNote } from '../components/bits';
+import { href, navigate } from '../router';
+
+function groupByFolder(entries: ScenarioEntry[]): [string, ScenarioEntry[]][] {
+  const groups = new Map<string, ScenarioEntry[]>();
+  for (const e of entries) {
+    const list = groups.get(e.folder) ?? [];
+    list.push(e);
+    groups.set(e.folder, list);
+  }
+  // Top-level files (the quick start) first, then folders in order.
+  return [...groups.entries()].sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b)));
+}
+
+function ScenarioCard({
+  entry,
+  onRun,
+  busy,
+}: {
+  entry: ScenarioEntry;
+  onRun: (entry: ScenarioEntry) => void;
+  busy: boolean;
+}) {
+  const [yaml, setYaml] = useState<string | null>(null);
+  const toggleYaml = async () => {
+    if (yaml !== null) return setYaml(null);
+    try {
+      setYaml((await api.scenario(entry.path)).text);
+    } catch (err) {
+      setYaml(`# could not read: ${(err as Error).message}`);
+    }
+  };
+  return (
+    <li className="scenario" data-testid="scenario" data-path={entry.path}>
+      <div className="scenario-main">
+        <div className="scenario-name">{entry.name}</div>
+        <div className="scenario-path">{entry.path}</div>
+        {entry.description && <p className="scenario-description">{entry.description}</p>}
+        {!entry.valid && entry.issues && (
+          <ErrorNote error={new ApiError(400, 'This scenario is not valid', entry.issues)} />
+        )}
+        {yaml !== null && <pre className="yaml">{yaml}</pre>}
+      </div>
+      <div className="scenario-actions">
+        <button type="button" className="btn ghost" onClick={toggleYaml}>
+          {yaml === null ? 'YAML' : 'Hide'}
+        </button>
+        <button
+          type="button"
+          className="btn primary"
+          data-testid="run-scenario"
+          disabled={!entry.valid || busy}
+          onClick={() => onRun(entry)}
+          title={entry.valid ? `Run ${entry.path}` : 'Fix the scenario file first'}
+        >
+          ▶ Run
+        </button>
+      </div>
+    </li>
+  );
+}
+
+export function ScenariosPage() {
+  const [entries, setEntries] = useState<ScenarioEntry[] | null>(null);
+  const [loadError, setLoadError] = useState<Error | null>(null);
+  const [runError, setRunError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [filter, setFilter] = useState('');
+
+  useEffect(() => {
+    api.scenarios().then(setEntries, setLoadError);
+  }, []);
+
+  const groups = useMemo(() => {
+    const f = filter.trim().toLowerCase();
+    const shown = (entries ?? []).filter(
+      (e) => !f || `${e.name} ${e.path} ${e.description}`.toLowerCase().includes(f),
+    );
+    return groupByFolder(shown);
+  }, [entries, filter]);
+
+  const run = async (entry: ScenarioEntry) => {
+    setBusy(true);
+    setRunError(null);
+    try {
+      const { id } = await api.startRun({ path: entry.path });
+      navigate(href.live(id));
+    } catch (err) {
+      setRunError(err instanceof ApiError ? err : new ApiError(0, (err as Error).message));
+      setBusy(false);
+    }
+  };
+
+  if (loadError) return <ErrorNote error={loadError} />;
+  if (entries === null) return <p className="muted">Loading scenarios…</p>;
+  if (entries.length === 0) {
+    return (
+      <Empty title="No scenarios yet" testId="scenarios-empty">
+        <p>
+          Scenarios are YAML files in the <code>scenarios/</code> folder of the workbench, one folder per published
+          benchmark. Add a file such as <code>scenarios/my-test.yaml</code>:
+        </p>
+        <pre className="yaml">{'name: my first test\nduration: 30s\nproducers: { count: 1 }\nconsumers: { count: 1 }\n'}</pre>
+        <p>then reload this page, or run it headless with <code>npx kbench run scenarios/my-test.yaml</code>.</p>
+      </Empty>
+    );
+  }
+
+  return (
+    <div data-testid="scenarios-page">
+      <div className="page-head">
+        <h1>Scenarios</h1>
+        <input
+          className="search"
+          type="search"
+          placeholder="Filter scenarios"
+          value={filter}
+          onChange={(e) => setFilter(e.target.value)}
+        />
+      </div>
+      {runError && <ErrorNote error={runError} />}
+      {groups.map(([folder, list]) => (
+        <section key={folder || '.'} className="folder" data-testid="scenario-folder" data-folder={folder}>
+          <h2 className="folder-title">{folder ? `${folder}/` : 'Quick start'}</h2>
+          <ul className="scenario-list">
+            {list.map((e) => (
+              <ScenarioCard key={e.path} entry={e} onRun={run} busy={busy} />
+            ))}
+          </ul>
+        </section>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,41 @@
+// A hash router: #/ scenarios, #/history, #/runs/<id>, #/runs/<id>/live.
+import { useEffect, useState } from 'react';
+
+export type Route =
+  | { page: 'scenarios' }
+  | { page: 'history' }
+  | { page: 'run'; id: string }
+  | { page: 'live'; id: string }
+  | { page: 'not-found'; path: string };
+
+export function parseRoute(hash: string): Route {
+  const path = hash.replace(/^#/, '') || '/';
+  if (path === '/' || path === '/scenarios') return { page: 'scenarios' };
+  if (path === '/history') return { page: 'history' };
+  const live = /^\/runs\/([A-Za-z0-9_-]+)\/live$/.exec(path);
+  if (live?.[1]) return { page: 'live', id: live[1] };
+  const run = /^\/runs\/([A-Za-z0-9_-]+)$/.exec(path);
+  if (run?.[1]) return { page: 'run', id: run[1] };
+  return { page: 'not-found', path };
+}
+
+export const href = {
+  scenarios: '#/',
+  history: '#/history',
+  run: (id: string) => `#/runs/${id}`,
+  live: (id: string) => `#/runs/${id}/live`,
+};
+
+export function navigate(to: string): void {
+  window.location.hash = to.replace(/^#/, '');
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+  useEffect(() => {
+    const onChange = () => setRoute(parseRoute(window.location.hash));
+    window.addEventListener('hashchange', onChange);
+    return () => window.removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+}

@@ -1,0 +1,129 @@
+//! CreateTopics, including validate_only.
+
+use crate::broker::Broker;
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
+use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+pub fn response(broker: &Broker, req: CreateTopicsRequest, version: i16) -> CreateTopicsResponse {
+    let mut response = CreateTopicsResponse::default();
+    response.topics = req
+        .topics
+        .into_iter()
+        .map(|topic| create_one(broker, topic, req.validate_only, version))
+        .collect();
+    response
+}
+
+fn create_one(
+    broker: &Broker,
+    topic: CreatableTopic,
+    validate_only: bool,
+    version: i16,
+) -> CreatableTopicResult {
+    let mut result = CreatableTopicResult::default();
+    result.name = topic.name.clone();
+    let partitions = if !topic.assignments.is_empty() {
+        topic.assignments.len() as i32
+    } else if topic.num_partitions == -1 {
+        broker.config.default_partitions
+    } else {
+        topic.num_partitions
+    };
+    let outcome = if topic.replication_factor != -1 && topic.replication_factor != 1 {
+        Err((
+            ResponseError::InvalidReplicationFactor.code(),
+            format!(
+                "replication factor {} is larger than the 1 available broker",
+                topic.replication_factor
+            ),
+        ))
+    } else {
+        broker
+            .log
+            .create_topic(&topic.name, partitions, validate_only)
+            .map_err(|e| (e.code(), e.to_string()))
+    };
+    match outcome {
+        Ok(meta) => {
+            if version >= 7 && !validate_only {
+                result.topic_id = meta.id;
+            }
+            result.num_partitions = partitions;
+            result.replication_factor = 1;
+            result.configs = Some(Vec::new());
+        }
+        Err((code, message)) => {
+            result.error_code = code;
+            result.error_message = Some(StrBytes::from_string(message));
+            result.num_partitions = -1;
+            result.replication_factor = -1;
+            result.configs = None;
+        }
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handlers::test_support::broker;
+    use kafka_protocol::messages::TopicName;
+
+    fn request(name: &str, partitions: i32, replication: i16, validate_only: bool) -> CreateTopicsRequest {
+        let mut topic = CreatableTopic::default();
+        topic.name = TopicName(StrBytes::from_string(name.to_string()));
+        topic.num_partitions = partitions;
+        topic.replication_factor = replication;
+        let mut req = CreateTopicsRequest::default();
+        req.topics = vec![topic];
+        req.validate_only = validate_only;
+        req
+    }
+
+    #[tokio::test]
+    async fn creates_a_topic_with_its_partitions() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        let response = response(&broker, request("t", 3, 1, false), 5);
+        assert_eq!(response.topics[0].error_code, 0);
+        assert_eq!(response.topics[0].num_partitions, 3);
+        assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn minus_one_partitions_uses_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        response(&broker, request("t", -1, -1, false), 5);
+        assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn validate_only_reports_success_without_creating() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        let response = response(&broker, request("t", 2, 1, true), 3);
+        assert_eq!(response.topics[0].error_code, 0);
+        assert!(broker.log.topic("t").is_none());
+    }
+
+    #[tokio::test]
+    async fn replication_factor_above_one_is_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        let response = response(&broker, request("t", 1, 3, false), 3);
+        assert_eq!(response.topics[0].error_code, ResponseError::InvalidReplicationFactor.code());
+    }
+
+    #[tokio::test]
+    async fn existing_topic_is_topic_already_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        response(&broker, request("t", 1, 1, false), 3);
+        let again = response(&broker, request("t", 1, 1, false), 3);
+        assert_eq!(again.topics[0].error_code, ResponseError::TopicAlreadyExists.code());
+    }
+}

@@ -1,0 +1,260 @@
+//! Fetch: whole batches straight from the segments, with long polling
+//! (max_wait_ms / min_bytes) and the response/partition byte limits.
+
+use crate::broker::Broker;
+use crate::stats::Stats;
+use crate::storage::Partition;
+use bytes::Bytes;
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse};
+use kafka_protocol::ResponseError;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// One requested partition, resolved against the log.
+struct Wanted {
+    index: i32,
+    fetch_offset: i64,
+    max_bytes: usize,
+    partition: Result<Arc<Partition>, i16>,
+}
+
+pub async fn response(broker: &Broker, req: FetchRequest, _version: i16) -> FetchResponse {
+    Stats::add(&broker.stats.fetch_requests, 1);
+    let mut response = FetchResponse::default();
+    // We never create fetch sessions (session id 0 declines, KIP-227), so a
+    // client naming one is talking about a session we do not have.
+    if req.session_id != 0 {
+        response.error_code = ResponseError::FetchSessionIdNotFound.code();
+        return response;
+    }
+    let topics: Vec<(_, Vec<Wanted>)> = req
+        .topics
+        .into_iter()
+        .map(|topic| {
+            let resolved = broker.log.topic(&topic.topic);
+            let wanted = topic
+                .partitions
+                .into_iter()
+                .map(|p| Wanted {
+                    index: p.partition,
+                    fetch_offset: p.fetch_offset,
+                    max_bytes: p.partition_max_bytes.max(0) as usize,
+                    partition: resolved
+                        .as_ref()
+                        .and_then(|t| usize::try_from(p.partition).ok().and_then(|i| t.partitions.get(i)))
+                        .cloned()
+                        .ok_or(ResponseError::UnknownTopicOrPartition.code()),
+                })
+                .collect();
+            (topic.topic, wanted)
+        })
+        .collect();
+
+    let mut watchers: Vec<watch::Receiver<i64>> = topics
+        .iter()
+        .flat_map(|(_, wanted)| wanted.iter())
+        .filter_map(|w| w.partition.as_ref().ok().map(|p| p.subscribe()))
+        .collect();
+    let deadline = Instant::now() + Duration::from_millis(req.max_wait_ms.max(0) as u64);
+    let response_max = if req.max_bytes <= 0 { i32::MAX as usize } else { req.max_bytes as usize };
+    let min_bytes = req.min_bytes.max(0) as usize;
+
+    loop {
+        for w in watchers.iter_mut() {
+            w.borrow_and_update();
+        }
+        let (responses, total, any_error) = read_all(&topics, response_max);
+        if total >= min_bytes.max(1) || any_error || Instant::now() >= deadline || watchers.is_empty() {
+            response.responses = responses;
+            return response;
+        }
+        let changed = any_changed(&mut watchers);
+        if tokio::time::timeout_at(deadline, changed).await.is_err() {
+            let (responses, _, _) = read_all(&topics, response_max);
+            response.responses = responses;
+            return response;
+        }
+    }
+}
+
+/// Reads every partition once. Only the first non-empty partition may
+/// exceed the limits, by one whole batch (KIP-74).
+fn read_all(
+    topics: &[(kafka_protocol::messages::TopicName, Vec<Wanted>)],
+    response_max: usize,
+) -> (Vec<FetchableTopicResponse>, usize, bool) {
+    let mut total = 0usize;
+    let mut any_error = false;
+    let responses = topics
+        .iter()
+        .map(|(name, wanted)| {
+            let mut topic = FetchableTopicResponse::default();
+            topic.topic = name.clone();
+            topic.partitions = wanted
+                .iter()
+                .map(|w| {
+                    let mut out = PartitionData::default();
+                    out.partition_index = w.index;
+                    out.preferred_read_replica = BrokerId(-1);
+                    out.aborted_transactions = Some(Vec::new());
+                    out.records = Some(Bytes::new());
+                    let partition = match &w.partition {
+                        Ok(p) => p,
+                        Err(code) => {
+                            any_error = true;
+                            out.error_code = *code;
+                            out.high_watermark = -1;
+                            return out;
+                        }
+                    };
+                    out.high_watermark = partition.high_watermark();
+                    out.last_stable_offset = out.high_watermark;
+                    out.log_start_offset = partition.log_start_offset();
+                    let budget = w.max_bytes.min(response_max.saturating_sub(total));
+                    if budget == 0 && total > 0 {
+                        return out;
+                    }
+                    match partition.read(w.fetch_offset, budget, total == 0) {
+                        Ok(read) => {
+                            total += read.records.len();
+                            out.high_watermark = read.high_watermark;
+                            out.last_stable_offset = read.high_watermark;
+                            out.records = Some(read.records);
+                        }
+                        Err(e) => {
+                            any_error = true;
+                            out.error_code = e.code();
+                        }
+                    }
+                    out
+                })
+                .collect();
+            topic
+        })
+        .collect();
+    (responses, total, any_error)
+}
+
+/// Resolves when any watched partition has had an append.
+fn any_changed(watchers: &mut [watch::Receiver<i64>]) -> impl Future<Output = ()> + '_ {
+    type Changed<'a> = Pin<Box<dyn Future<Output = Result<(), watch::error::RecvError>> + Send + 'a>>;
+    let mut futures: Vec<Changed<'_>> = watchers
+        .iter_mut()
+        .map(|w| Box::pin(w.changed()) as Changed<'_>)
+        .collect();
+    // Ready on a change, or when a partition went away (Err): either way
+    // the caller re-reads.
+    std::future::poll_fn(move |cx| {
+        if futures.iter_mut().any(|f| f.as_mut().poll(cx).is_ready()) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handlers::test_support::broker;
+    use crate::storage::batch::{split_and_validate, test_support::batch};
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kafka_protocol::messages::TopicName;
+    use kafka_protocol::protocol::StrBytes;
+
+    fn request(topic: &str, partitions: &[(i32, i64, i32)], max_wait_ms: i32, min_bytes: i32, max_bytes: i32) -> FetchRequest {
+        let mut t = FetchTopic::default();
+        t.topic = TopicName(StrBytes::from_string(topic.to_string()));
+        t.partitions = partitions
+            .iter()
+            .map(|(index, offset, max)| {
+                let mut p = FetchPartition::default();
+                p.partition = *index;
+                p.fetch_offset = *offset;
+                p.partition_max_bytes = *max;
+                p
+            })
+            .collect();
+        let mut req = FetchRequest::default();
+        req.max_wait_ms = max_wait_ms;
+        req.min_bytes = min_bytes;
+        req.max_bytes = max_bytes;
+        req.session_epoch = -1;
+        req.topics = vec![t];
+        req
+    }
+
+    fn records(response: &FetchResponse, partition: usize) -> Bytes {
+        response.responses[0].partitions[partition].records.clone().unwrap()
+    }
+
+    #[tokio::test]
+    async fn returns_appended_batches_and_high_watermark() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        let p = broker.log.partition("t", 0).unwrap();
+        p.append(&batch(3, 10)).unwrap();
+        p.append(&batch(2, 10)).unwrap();
+        let response = response(&broker, request("t", &[(0, 3, 1 << 20)], 0, 1, 1 << 20), 11).await;
+        let part = &response.responses[0].partitions[0];
+        assert_eq!(part.error_code, 0);
+        assert_eq!(part.high_watermark, 5);
+        let batches = split_and_validate(&records(&response, 0)).unwrap();
+        assert_eq!(batches.len(), 1);
+        assert_eq!(batches[0].1.base_offset, 3);
+    }
+
+    #[tokio::test]
+    async fn first_batch_larger_than_limits_is_still_returned_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 2, false).unwrap();
+        let big = batch(1, 5000);
+        broker.log.partition("t", 0).unwrap().append(&big).unwrap();
+        broker.log.partition("t", 1).unwrap().append(&big).unwrap();
+        let response = response(&broker, request("t", &[(0, 0, 100), (1, 0, 100)], 0, 1, 100), 11).await;
+        assert_eq!(records(&response, 0).len(), big.len());
+        assert!(records(&response, 1).is_empty());
+    }
+
+    #[tokio::test]
+    async fn long_poll_wakes_on_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = Arc::new(broker(dir.path()));
+        broker.log.create_topic("t", 1, false).unwrap();
+        let fetcher = {
+            let broker = broker.clone();
+            tokio::spawn(async move {
+                response(&broker, request("t", &[(0, 0, 1 << 20)], 60_000, 1, 1 << 20), 11).await
+            })
+        };
+        tokio::task::yield_now().await;
+        broker.log.partition("t", 0).unwrap().append(&batch(2, 10)).unwrap();
+        let response = fetcher.await.unwrap();
+        assert_eq!(split_and_validate(&records(&response, 0)).unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn offset_past_the_end_is_offset_out_of_range() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        let response = response(&broker, request("t", &[(0, 10, 1 << 20)], 0, 1, 1 << 20), 11).await;
+        assert_eq!(response.responses[0].partitions[0].error_code, ResponseError::OffsetOutOfRange.code());
+    }
+
+    #[tokio::test]
+    async fn unknown_topic_is_a_partition_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        let response = response(&broker, request("nope", &[(0, 0, 100)], 0, 1, 100), 11).await;
+        assert_eq!(response.responses[0].partitions[0].error_code, ResponseError::UnknownTopicOrPartition.code());
+    }
+}

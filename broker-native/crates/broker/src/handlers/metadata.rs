@@ -1,0 +1,173 @@
+//! Metadata: this node as the only broker, controller and every leader.
+
+use crate::broker::Broker;
+use crate::error::Error;
+use crate::storage::Topic;
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+use std::sync::Arc;
+use uuid::Uuid;
+
+pub fn response(broker: &Broker, req: MetadataRequest, version: i16) -> MetadataResponse {
+    let node_id = BrokerId(broker.config.node_id);
+    let mut response = MetadataResponse::default();
+    let mut me = MetadataResponseBroker::default();
+    me.node_id = node_id;
+    me.host = StrBytes::from_string(broker.config.host.clone());
+    me.port = i32::from(broker.port);
+    response.brokers = vec![me];
+    response.cluster_id = Some(StrBytes::from_string(broker.config.cluster_id.clone()));
+    response.controller_id = node_id;
+
+    // v0 has no null array: an empty list there means "all topics".
+    let requested = match req.topics {
+        Some(topics) if !(version == 0 && topics.is_empty()) => Some(topics),
+        _ => None,
+    };
+    response.topics = match requested {
+        None => broker
+            .log
+            .topics()
+            .iter()
+            .map(|t| topic_metadata(broker, t))
+            .collect(),
+        Some(topics) => {
+            // Before v4 there is no flag and the broker setting alone decides.
+            let allow_create = version < 4 || req.allow_auto_topic_creation;
+            topics
+                .into_iter()
+                .map(|t| match t.name {
+                    Some(name) => by_name(broker, name, allow_create),
+                    None => by_id(broker, t.topic_id),
+                })
+                .collect()
+        }
+    };
+    response
+}
+
+fn by_name(broker: &Broker, name: TopicName, allow_create: bool) -> MetadataResponseTopic {
+    if let Some(topic) = broker.log.topic(&name) {
+        return topic_metadata(broker, &topic);
+    }
+    if allow_create && broker.config.auto_create_topics {
+        match broker
+            .log
+            .create_topic(&name, broker.config.default_partitions, false)
+        {
+            Ok(_) | Err(Error::Kafka { code: ResponseError::TopicAlreadyExists, .. }) => {
+                if let Some(topic) = broker.log.topic(&name) {
+                    return topic_metadata(broker, &topic);
+                }
+            }
+            Err(e) => return error_topic(Some(name), Uuid::nil(), e.code()),
+        }
+    }
+    error_topic(Some(name), Uuid::nil(), ResponseError::UnknownTopicOrPartition.code())
+}
+
+fn by_id(broker: &Broker, id: Uuid) -> MetadataResponseTopic {
+    match broker.log.topic_by_id(id) {
+        Some(topic) => topic_metadata(broker, &topic),
+        None => error_topic(None, id, ResponseError::UnknownTopicId.code()),
+    }
+}
+
+fn error_topic(name: Option<TopicName>, id: Uuid, code: i16) -> MetadataResponseTopic {
+    let mut topic = MetadataResponseTopic::default();
+    topic.error_code = code;
+    topic.name = name;
+    topic.topic_id = id;
+    topic
+}
+
+fn topic_metadata(broker: &Broker, topic: &Arc<Topic>) -> MetadataResponseTopic {
+    let node_id = BrokerId(broker.config.node_id);
+    let mut out = MetadataResponseTopic::default();
+    out.name = Some(TopicName(StrBytes::from_string(topic.name.clone())));
+    out.topic_id = topic.id;
+    out.partitions = (0..topic.partitions.len() as i32)
+        .map(|index| {
+            let mut p = MetadataResponsePartition::default();
+            p.partition_index = index;
+            p.leader_id = node_id;
+            p.leader_epoch = 0;
+            p.replica_nodes = vec![node_id];
+            p.isr_nodes = vec![node_id];
+            p
+        })
+        .collect();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handlers::test_support::broker;
+    use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+
+    fn request(names: &[&str]) -> MetadataRequest {
+        let mut req = MetadataRequest::default();
+        req.topics = Some(
+            names
+                .iter()
+                .map(|n| {
+                    let mut t = MetadataRequestTopic::default();
+                    t.name = Some(TopicName(StrBytes::from_string(n.to_string())));
+                    t
+                })
+                .collect(),
+        );
+        req.allow_auto_topic_creation = true;
+        req
+    }
+
+    #[tokio::test]
+    async fn known_topic_has_this_node_as_leader_and_replica() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 2, false).unwrap();
+        let response = response(&broker, request(&["t"]), 9);
+        assert_eq!(response.brokers[0].port, 9092);
+        assert_eq!(response.controller_id, BrokerId(1));
+        let topic = &response.topics[0];
+        assert_eq!(topic.error_code, 0);
+        assert_eq!(topic.partitions.len(), 2);
+        assert_eq!(topic.partitions[1].leader_id, BrokerId(1));
+        assert_eq!(topic.partitions[1].isr_nodes, vec![BrokerId(1)]);
+    }
+
+    #[tokio::test]
+    async fn unknown_topic_is_not_created_by_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        let response = response(&broker, request(&["nope"]), 9);
+        assert_eq!(response.topics[0].error_code, ResponseError::UnknownTopicOrPartition.code());
+        assert!(broker.log.topic("nope").is_none());
+    }
+
+    #[tokio::test]
+    async fn unknown_topic_is_created_when_the_broker_allows_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = crate::config::BrokerConfig::new(dir.path());
+        config.auto_create_topics = true;
+        let broker = Broker::open(config, 9092).unwrap();
+        let response = response(&broker, request(&["auto"]), 9);
+        assert_eq!(response.topics[0].error_code, 0);
+        assert_eq!(response.topics[0].partitions.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn v0_empty_list_means_all_topics() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("a", 1, false).unwrap();
+        broker.log.create_topic("b", 1, false).unwrap();
+        assert_eq!(response(&broker, request(&[]), 0).topics.len(), 2);
+        assert_eq!(response(&broker, request(&[]), 1).topics.len(), 0);
+    }
+}

@@ -1,0 +1,15 @@
+//! kbench's Kafka-wire-compatible broker: codec, server, handlers, storage.
+
+pub mod broker;
+pub mod codec;
+pub mod config;
+pub mod error;
+pub mod handlers;
+pub mod server;
+pub mod stats;
+pub mod storage;
+
+pub use broker::{start, Broker, BrokerHandle};
+pub use config::{BrokerConfig, FsyncPolicy};
+pub use error::{Error, Result};
+pub use stats::StatsSnapshot;

@@ -1,0 +1,223 @@
+//! Record batch (magic v2) header checks and offset assignment, without
+//! decoding the records.
+
+use crate::error::{Error, Result};
+use kafka_protocol::ResponseError;
+
+/// Bytes before `batch_length` ends: base offset (8) + batch length (4).
+pub const LOG_OVERHEAD: usize = 12;
+/// Size of a v2 batch header up to and including the record count.
+pub const HEADER_SIZE: usize = 61;
+
+const BATCH_LENGTH_AT: usize = 8;
+const MAGIC_AT: usize = 16;
+const CRC_AT: usize = 17;
+const ATTRIBUTES_AT: usize = 21;
+const LAST_OFFSET_DELTA_AT: usize = 23;
+const MAX_TIMESTAMP_AT: usize = 35;
+
+/// The header fields the log needs from one batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchHeader {
+    pub base_offset: i64,
+    /// Whole batch size on disk, including the 12-byte log overhead.
+    pub size: usize,
+    pub last_offset_delta: i32,
+    pub max_timestamp: i64,
+}
+
+impl BatchHeader {
+    pub fn last_offset(&self) -> i64 {
+        self.base_offset + i64::from(self.last_offset_delta)
+    }
+
+    pub fn next_offset(&self) -> i64 {
+        self.last_offset() + 1
+    }
+
+    /// Reads the header fields from the start of `buf` (at least
+    /// `HEADER_SIZE` bytes). Checks sizes, not the CRC.
+    pub fn parse(buf: &[u8]) -> Result<BatchHeader> {
+        if buf.len() < HEADER_SIZE {
+            return Err(corrupt("batch shorter than its header"));
+        }
+        if buf[MAGIC_AT] != 2 {
+            return Err(corrupt(format!("unsupported magic {}", buf[MAGIC_AT])));
+        }
+        let batch_length = i32::from_be_bytes(be4(buf, BATCH_LENGTH_AT));
+        if (batch_length as i64) < (HEADER_SIZE - LOG_OVERHEAD) as i64 {
+            return Err(corrupt(format!("batch length {batch_length} too small")));
+        }
+        let last_offset_delta = i32::from_be_bytes(be4(buf, LAST_OFFSET_DELTA_AT));
+        if last_offset_delta < 0 {
+            return Err(corrupt("negative last offset delta"));
+        }
+        Ok(BatchHeader {
+            base_offset: i64::from_be_bytes(be8(buf, 0)),
+            size: LOG_OVERHEAD + batch_length as usize,
+            last_offset_delta,
+            max_timestamp: i64::from_be_bytes(be8(buf, MAX_TIMESTAMP_AT)),
+        })
+    }
+}
+
+/// Checks one whole batch (header sizes and CRC-32C) and returns its header.
+pub fn validate(batch: &[u8]) -> Result<BatchHeader> {
+    let header = BatchHeader::parse(batch)?;
+    if header.size != batch.len() {
+        return Err(corrupt(format!(
+            "batch length says {} bytes, have {}",
+            header.size,
+            batch.len()
+        )));
+    }
+    let stored = u32::from_be_bytes(be4(batch, CRC_AT));
+    let computed = crc32c::crc32c(&batch[ATTRIBUTES_AT..]);
+    if stored != computed {
+        return Err(corrupt(format!(
+            "crc mismatch: stored {stored:#x}, computed {computed:#x}"
+        )));
+    }
+    Ok(header)
+}
+
+/// Splits a produce payload into batches, validating each one.
+pub fn split_and_validate(records: &[u8]) -> Result<Vec<(usize, BatchHeader)>> {
+    let mut batches = Vec::new();
+    let mut at = 0;
+    while at < records.len() {
+        let rest = &records[at..];
+        if rest.len() < HEADER_SIZE {
+            return Err(corrupt("trailing bytes shorter than a batch header"));
+        }
+        let header = BatchHeader::parse(rest)?;
+        if header.size > rest.len() {
+            return Err(corrupt("batch truncated"));
+        }
+        validate(&rest[..header.size])?;
+        batches.push((at, header));
+        at += header.size;
+    }
+    if batches.is_empty() {
+        return Err(corrupt("no record batches"));
+    }
+    Ok(batches)
+}
+
+/// Rewrites the base offset (outside the CRC, so the CRC stays valid).
+pub fn set_base_offset(batch: &mut [u8], base_offset: i64) {
+    batch[..8].copy_from_slice(&base_offset.to_be_bytes());
+}
+
+fn corrupt(message: impl Into<String>) -> Error {
+    Error::kafka(ResponseError::CorruptMessage, message)
+}
+
+fn be4(buf: &[u8], at: usize) -> [u8; 4] {
+    [buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]
+}
+
+fn be8(buf: &[u8], at: usize) -> [u8; 8] {
+    let mut out = [0u8; 8];
+    out.copy_from_slice(&buf[at..at + 8]);
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use bytes::{Bytes, BytesMut};
+    use kafka_protocol::indexmap::IndexMap;
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+
+    /// Encodes `count` records with values `value-<i>` as one v2 batch.
+    pub fn batch(count: usize, value_len: usize) -> Vec<u8> {
+        let records: Vec<Record> = (0..count)
+            .map(|i| Record {
+                transactional: false,
+                control: false,
+                delete_horizon: false,
+                partition_leader_epoch: 0,
+                producer_id: -1,
+                producer_epoch: -1,
+                timestamp_type: TimestampType::Creation,
+                offset: i as i64,
+                sequence: i as i32,
+                timestamp: 1_700_000_000_000 + i as i64,
+                key: Some(Bytes::from(format!("key-{i}"))),
+                value: Some(Bytes::from(vec![b'v'; value_len])),
+                headers: IndexMap::new(),
+            })
+            .collect();
+        let mut buf = BytesMut::new();
+        RecordBatchEncoder::encode(
+            &mut buf,
+            &records,
+            &RecordEncodeOptions {
+                version: 2,
+                compression: Compression::None,
+            },
+        )
+        .unwrap();
+        buf.to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::batch;
+    use super::*;
+
+    #[test]
+    fn good_batch_validates() {
+        let bytes = batch(3, 10);
+        let header = validate(&bytes).unwrap();
+        assert_eq!(header.size, bytes.len());
+        assert_eq!(header.last_offset_delta, 2);
+    }
+
+    #[test]
+    fn bad_crc_is_corrupt_message() {
+        let mut bytes = batch(3, 10);
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        let err = validate(&bytes).unwrap_err();
+        assert_eq!(err.code(), ResponseError::CorruptMessage.code());
+    }
+
+    #[test]
+    fn truncated_batch_is_corrupt_message() {
+        let bytes = batch(3, 10);
+        let err = split_and_validate(&bytes[..bytes.len() - 5]).unwrap_err();
+        assert_eq!(err.code(), ResponseError::CorruptMessage.code());
+    }
+
+    #[test]
+    fn wrong_magic_is_corrupt_message() {
+        let mut bytes = batch(1, 10);
+        bytes[MAGIC_AT] = 1;
+        assert_eq!(
+            validate(&bytes).unwrap_err().code(),
+            ResponseError::CorruptMessage.code()
+        );
+    }
+
+    #[test]
+    fn patching_base_offset_keeps_crc_valid() {
+        let mut bytes = batch(2, 10);
+        set_base_offset(&mut bytes, 4242);
+        let header = validate(&bytes).unwrap();
+        assert_eq!(header.base_offset, 4242);
+        assert_eq!(header.last_offset(), 4243);
+    }
+
+    #[test]
+    fn split_finds_every_batch() {
+        let mut bytes = batch(2, 10);
+        bytes.extend(batch(5, 20));
+        let batches = split_and_validate(&bytes).unwrap();
+        assert_eq!(batches.len(), 2);
+        assert_eq!(batches[1].1.last_offset_delta, 4);
+    }
+}

@@ -1,0 +1,5 @@
+export { captureEnvironment } from './environment.js';
+export { LatencyHistogram } from './histogram.js';
+export { type LiveRun, newRunId, type RecordedRunOptions, startRecordedRun } from './recorded-run.js';
+export { type Phase, type Progress, type RunOptions, type RunOutcome, ScenarioRun } from './run.js';
+export { assertSupported, unsupportedIssues } from './supported.js';

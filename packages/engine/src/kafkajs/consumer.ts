@@ -1,0 +1,70 @@
+import type { Consumer, Kafka } from 'kafkajs';
+import type { Meter } from '../meter.js';
+import { nowMicros, sentAtMicros } from '../payload.js';
+
+export interface ConsumerPlan {
+  kafka: Kafka;
+  groupId: string;
+  topics: string[];
+  fromBeginning: boolean;
+  meter: Meter;
+  onError: (err: unknown) => void;
+}
+
+/** One member of a consumer group, counting what it reads and how late it reads it. */
+export class LoadConsumer {
+  private readonly consumer: Consumer;
+  private joined = false;
+  private readonly joinWaiters: (() => void)[] = [];
+  constructor(private readonly plan: ConsumerPlan) {
+    this.consumer = plan.kafka.consumer({
+      groupId: plan.groupId,
+      sessionTimeout: 10_000,
+      rebalanceTimeout: 10_000,
+      heartbeatInterval: 1000,
+      maxWaitTimeInMs: 250,
+      allowAutoTopicCreation: false,
+    });
+    this.consumer.on(this.consumer.events.GROUP_JOIN, () => {
+      this.joined = true;
+      for (const wake of this.joinWaiters.splice(0)) wake();
+    });
+    this.consumer.on(this.consumer.events.CRASH, (event) => plan.onError(event.payload.error));
+  }
+
+  async start(): Promise<void> {
+    const { meter } = this.plan;
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topics: this.plan.topics, fromBeginning: this.plan.fromBeginning });
+    await this.consumer.run({
+      eachBatch: async ({ batch }) => {
+        const now = nowMicros();
+        for (const message of batch.messages) {
+          const sent = sentAtMicros(message.value);
+          const fallback = message.timestamp ? Number(message.timestamp) * 1000 : null;
+          const stamp = sent ?? fallback;
+          meter.consumed(message.value?.length ?? 0, stamp === null ? null : Math.max(0, now - stamp));
+        }
+      },
+    });
+  }
+
+  /** Resolves once this member has joined its group (or rejects after `timeoutMs`). */
+  waitForJoin(timeoutMs: number): Promise<void> {
+    if (this.joined) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`consumer in group ${this.plan.groupId} did not join within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      this.joinWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  disconnect(): Promise<void> {
+    return this.consumer.disconnect();
+  }
+}

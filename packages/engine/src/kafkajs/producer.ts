@@ -1,0 +1,96 @@
+// One kafkajs producer. kafkajs does not batch by itself: each send() is one produce request,
+// so batch.size becomes the records per send, and max in-flight the sends we keep open.
+import type { Scenario } from '@kbench/schema';
+import { CompressionTypes, type Kafka, type Message, Partitioners, type Producer } from 'kafkajs';
+import type { LoadControl } from '../load-control.js';
+import type { Meter } from '../meter.js';
+import { nowMicros, type PayloadSource } from '../payload.js';
+
+const ACKS = { 0: 0, 1: 1, all: -1 } as const;
+
+export interface ProducerPlan {
+  kafka: Kafka;
+  topics: string[];
+  config: Scenario['producers'];
+  /** Records per second for this producer, or null for as fast as acks come back (closed loop). */
+  ratePerSec: number | null;
+  control: LoadControl;
+  meter: Meter;
+  payload: PayloadSource;
+  onError: (err: unknown) => void;
+}
+
+export class LoadProducer {
+  private readonly producer: Producer;
+  private topicCursor = 0;
+  private sentBatches = 0;
+  private startMicros = 0;
+  constructor(private readonly plan: ProducerPlan) {
+    this.producer = plan.kafka.producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+      allowAutoTopicCreation: false,
+      idempotent: plan.config.idempotence,
+      maxInFlightRequests: plan.config.maxInFlight,
+    });
+  }
+
+  connect(): Promise<void> {
+    return this.producer.connect();
+  }
+
+  disconnect(): Promise<void> {
+    return this.producer.disconnect();
+  }
+
+  private recordsPerSend(): number {
+    const size = this.plan.config.messageSize;
+    const typical = typeof size === 'number' ? size : (size.min + size.max) / 2;
+    const byBatchSize = Math.max(1, Math.floor(this.plan.config.batchSize / Math.max(1, typical)));
+    if (this.plan.ratePerSec === null) return byBatchSize;
+    // At a fixed rate, send at most ~5 ms worth of records at a time so intended send times stay fine-grained.
+    return Math.max(1, Math.min(byBatchSize, Math.round(this.plan.ratePerSec * 0.005)));
+  }
+
+  /** Sends until the load control says stop; resolves when every send has been answered. */
+  async run(): Promise<void> {
+    this.startMicros = nowMicros();
+    const lanes = Array.from({ length: this.plan.config.maxInFlight }, () => this.lane());
+    await Promise.all(lanes);
+  }
+
+  private async lane(): Promise<void> {
+    const perSend = this.recordsPerSend();
+    const { control, meter, payload, config, ratePerSec } = this.plan;
+    const compression = config.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
+    for (;;) {
+      const count = control.claim(perSend);
+      if (count === 0) return;
+      let intended = nowMicros();
+      if (ratePerSec !== null) {
+        // Open loop: batch k is due at start + k * count / rate; latency counts from then, not from when we got to it.
+        const batch = this.sentBatches++;
+        intended = this.startMicros + (batch * count * 1e6) / ratePerSec;
+        const waitMs = (intended - nowMicros()) / 1000;
+        if (waitMs > 1) await new Promise((resolve) => setTimeout(resolve, waitMs));
+        if (control.stopped && waitMs > 1) return;
+      }
+      const messages: Message[] = [];
+      let bytes = 0;
+      for (let i = 0; i < count; i++) {
+        const value = payload.value(intended);
+        bytes += value.length;
+        messages.push({ key: payload.key(), value });
+      }
+      const topic = this.plan.topics[this.topicCursor++ % this.plan.topics.length] as string;
+      try {
+        await this.producer.send({ topic, messages, acks: ACKS[config.acks], compression, timeout: 30_000 });
+        meter.produced(count, bytes, nowMicros() - intended);
+      } catch (err) {
+        meter.error(count);
+        this.plan.onError(err);
+        if (control.stopped) return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  }
+}

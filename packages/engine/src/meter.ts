@@ -1,0 +1,101 @@
+// Counts what producers and consumers did since the last sample, and keeps the measured-phase
+// histograms the summary is computed from. Warm-up intervals are sampled but never summarised.
+import type { RunSummary, Sample } from '@kbench/schema';
+import { LatencyHistogram } from './histogram.js';
+
+const MIB = 1024 * 1024;
+
+export class Meter {
+  private interval = { producedRecords: 0, producedBytes: 0, consumedRecords: 0, consumedBytes: 0, errors: 0 };
+  private intervalPublish = new LatencyHistogram();
+  private intervalE2e = new LatencyHistogram();
+  private readonly measuredPublish = new LatencyHistogram();
+  private readonly measuredE2e = new LatencyHistogram();
+  private measured = { ms: 0, producedRecords: 0, producedBytes: 0, consumedRecords: 0, consumedBytes: 0, errors: 0 };
+  /** Totals since load began, warm-up included. */
+  producedTotal = 0;
+  consumedTotal = 0;
+  /** Consumer groups that each read every record (for the backlog). */
+  constructor(private readonly consumerGroups: number) {}
+
+  produced(records: number, valueBytes: number, latencyMicros: number): void {
+    this.interval.producedRecords += records;
+    this.interval.producedBytes += valueBytes;
+    this.producedTotal += records;
+    this.intervalPublish.record(latencyMicros, records);
+  }
+
+  consumed(valueBytes: number, e2eMicros: number | null): void {
+    this.interval.consumedRecords += 1;
+    this.interval.consumedBytes += valueBytes;
+    this.consumedTotal += 1;
+    if (e2eMicros !== null) this.intervalE2e.record(e2eMicros);
+  }
+
+  error(count = 1): void {
+    this.interval.errors += count;
+  }
+
+  backlog(): number {
+    if (this.consumerGroups === 0) return 0;
+    return Math.max(0, this.producedTotal - this.consumedTotal / this.consumerGroups);
+  }
+
+  /** Closes the current interval into a sample. */
+  cut(t: number, intervalMs: number, warmup: boolean): Sample {
+    const pub = this.intervalPublish;
+    const e2e = this.intervalE2e;
+    const ms = (us: number) => Math.round(us) / 1000;
+    const sample: Sample = {
+      t,
+      intervalMs: Math.round(intervalMs),
+      warmup,
+      ...this.interval,
+      backlog: Math.round(this.backlog()),
+      publishP50Ms: pub.count ? ms(pub.percentile(50)) : null,
+      publishP99Ms: pub.count ? ms(pub.percentile(99)) : null,
+      publishMaxMs: pub.count ? ms(pub.max()) : null,
+      e2eP50Ms: e2e.count ? ms(e2e.percentile(50)) : null,
+      e2eP99Ms: e2e.count ? ms(e2e.percentile(99)) : null,
+      e2eMaxMs: e2e.count ? ms(e2e.max()) : null,
+    };
+    if (!warmup) {
+      this.measuredPublish.add(pub);
+      this.measuredE2e.add(e2e);
+      this.measured.ms += intervalMs;
+      this.measured.producedRecords += this.interval.producedRecords;
+      this.measured.producedBytes += this.interval.producedBytes;
+      this.measured.consumedRecords += this.interval.consumedRecords;
+      this.measured.consumedBytes += this.interval.consumedBytes;
+      this.measured.errors += this.interval.errors;
+    }
+    this.interval = { producedRecords: 0, producedBytes: 0, consumedRecords: 0, consumedBytes: 0, errors: 0 };
+    this.intervalPublish = new LatencyHistogram();
+    this.intervalE2e = new LatencyHistogram();
+    return sample;
+  }
+
+  summary(): RunSummary {
+    const m = this.measured;
+    const seconds = m.ms / 1000;
+    const per = (n: number) => (seconds > 0 ? n / seconds : 0);
+    const round = (n: number, digits: number) => Number(n.toFixed(digits));
+    return {
+      measuredSeconds: round(seconds, 3),
+      produced: {
+        records: m.producedRecords,
+        recordsPerSec: round(per(m.producedRecords), 1),
+        mbPerSec: round(per(m.producedBytes) / MIB, 3),
+        wireMbPerSec: null,
+        errors: m.errors,
+      },
+      consumed: {
+        records: m.consumedRecords,
+        recordsPerSec: round(per(m.consumedRecords), 1),
+        mbPerSec: round(per(m.consumedBytes) / MIB, 3),
+      },
+      publishLatencyMs: this.measuredPublish.count ? this.measuredPublish.summaryMs() : null,
+      endToEndLatencyMs: this.measuredE2e.count ? this.measuredE2e.summaryMs() : null,
+    };
+  }
+}

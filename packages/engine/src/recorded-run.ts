@@ -1,0 +1,133 @@
+// A run that lands in the history as it goes: the row is written before load starts, samples
+// are flushed every few seconds (so a crash leaves what was measured), and the end is stored last.
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { History } from '@kbench/history';
+import type { RunRecord, Sample, Scenario } from '@kbench/schema';
+import { captureEnvironment } from './environment.js';
+import { type Progress, ScenarioRun } from './run.js';
+
+const FLUSH_EVERY_MS = 5000;
+
+export interface RecordedRunOptions {
+  history: History;
+  /** The scenario file the run came from, if any. */
+  source?: string | null;
+  workDir?: string;
+}
+
+/** Events: 'sample' (Sample), 'progress' (Progress), 'log' ({ level, message }), 'end' (RunRecord). */
+export interface LiveRun extends EventEmitter {
+  readonly id: string;
+  readonly scenario: Scenario;
+  readonly startedAt: string;
+  /** Resolves once the run has finished and is stored; never rejects (failures are status 'failed'). */
+  readonly done: Promise<RunRecord>;
+  stop(): void;
+  samples(): Sample[];
+  progress(): Progress;
+}
+
+export function newRunId(): string {
+  return randomBytes(6).toString('hex');
+}
+
+class RecordedRun extends EventEmitter implements LiveRun {
+  readonly startedAt = new Date().toISOString();
+  done!: Promise<RunRecord>;
+  private readonly collected: Sample[] = [];
+  private pending: Sample[] = [];
+  private readonly run: ScenarioRun;
+
+  constructor(
+    readonly id: string,
+    readonly scenario: Scenario,
+    private readonly options: RecordedRunOptions,
+  ) {
+    super();
+    this.run = new ScenarioRun(scenario, { runId: id, workDir: options.workDir });
+    this.run.on('sample', (sample: Sample) => {
+      this.collected.push(sample);
+      this.pending.push(sample);
+      this.emit('sample', sample);
+    });
+    this.run.on('progress', (progress: Progress) => this.emit('progress', progress));
+    this.run.on('log', (entry) => this.emit('log', entry));
+  }
+
+  stop(): void {
+    this.run.stop();
+  }
+
+  samples(): Sample[] {
+    return [...this.collected];
+  }
+
+  progress(): Progress {
+    return this.run.progress();
+  }
+
+  private async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    await this.options.history.appendSamples(this.id, batch);
+  }
+
+  async begin(): Promise<void> {
+    const { history, source } = this.options;
+    const record: RunRecord = {
+      id: this.id,
+      status: 'running',
+      scenario: this.scenario,
+      source: source ?? null,
+      environment: captureEnvironment(this.scenario, { kind: this.scenario.target === 'bundled' ? 'bundled' : 'external', bootstrap: this.scenario.target }),
+      summary: null,
+      error: null,
+      startedAt: this.startedAt,
+      finishedAt: null,
+      tags: [],
+      notes: '',
+    };
+    await history.createRun(record);
+    this.done = this.execute(record);
+  }
+
+  private async execute(record: RunRecord): Promise<RunRecord> {
+    const flusher = setInterval(() => {
+      this.flush().catch((err: unknown) => this.emit('log', { level: 'warn', message: `saving samples: ${String(err)}` }));
+    }, FLUSH_EVERY_MS);
+    const outcome = await this.run.execute();
+    clearInterval(flusher);
+    const finishedAt = new Date().toISOString();
+    let error = outcome.error;
+    try {
+      await this.flush();
+      await this.options.history.finishRun(this.id, {
+        status: outcome.status,
+        summary: outcome.summary,
+        error,
+        finishedAt,
+      });
+    } catch (err) {
+      error = `${error ?? ''}${error ? '; ' : ''}the history could not be updated: ${String(err)}`;
+    }
+    const final: RunRecord = {
+      ...record,
+      status: outcome.status,
+      environment: outcome.environment,
+      summary: outcome.summary,
+      error,
+      finishedAt,
+    };
+    this.emit('end', final);
+    return final;
+  }
+}
+
+/** Validated scenario in, a live run out; the run is in the history before this resolves. */
+export async function startRecordedRun(scenario: Scenario, options: RecordedRunOptions): Promise<LiveRun> {
+  const run = new RecordedRun(newRunId(), scenario, options);
+  await run.begin();
+  return run;
+}

@@ -1,0 +1,129 @@
+// Runs real scenarios against the real bundled broker with kafkajs. No timing assertions:
+// figures are checked for consistency, not speed.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startBroker } from '@kbench/broker-native';
+import { History } from '@kbench/history';
+import { parseScenario, ScenarioError, type ScenarioInput } from '@kbench/schema';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ScenarioRun, startRecordedRun } from '../src/index.js';
+
+let workDir: string;
+beforeAll(async () => {
+  workDir = await mkdtemp(path.join(os.tmpdir(), 'kbench-engine-test-'));
+});
+afterAll(async () => {
+  await rm(workDir, { recursive: true, force: true });
+});
+
+function run(input: ScenarioInput, runId = Math.random().toString(16).slice(2, 10)) {
+  return new ScenarioRun(parseScenario(input), { runId, workDir }).execute();
+}
+
+describe('ScenarioRun against the bundled broker', () => {
+  it('produces and consumes for the given duration, with warm-up flagged', async () => {
+    const outcome = await run({
+      duration: '4s',
+      warmup: '1s',
+      topics: { partitions: 3 },
+      producers: { count: 1, messageSize: 100 },
+      consumers: { count: 1 },
+    });
+    expect(outcome.error).toBeNull();
+    expect(outcome.status).toBe('completed');
+    expect(outcome.samples.length).toBeGreaterThanOrEqual(3);
+    expect(outcome.samples[0]?.warmup).toBe(true);
+    expect(outcome.samples.at(-1)?.warmup).toBe(false);
+    const summary = outcome.summary;
+    expect(summary?.produced.records).toBeGreaterThan(0);
+    expect(summary?.consumed.records).toBeGreaterThan(0);
+    expect(summary?.publishLatencyMs?.p50).toBeGreaterThan(0);
+    expect(summary?.endToEndLatencyMs?.p99).toBeGreaterThan(0);
+    const measured = outcome.samples.filter((s) => !s.warmup).reduce((n, s) => n + s.producedRecords, 0);
+    expect(summary?.produced.records).toBe(measured);
+    expect(summary?.produced.mbPerSec).toBeCloseTo((summary!.produced.recordsPerSec * 100) / 1024 / 1024, 2);
+    expect(outcome.environment.target).toBe('bundled');
+  });
+
+  it('stops after exactly the requested number of records', async () => {
+    const outcome = await run({ records: 5000, producers: { count: 2, messageSize: 64 } });
+    expect(outcome.status).toBe('completed');
+    const total = outcome.samples.reduce((n, s) => n + s.producedRecords, 0);
+    expect(total).toBe(5000);
+  });
+
+  it('never sends faster than a fixed rate allows', async () => {
+    const outcome = await run({ duration: '3s', producers: { count: 1, rate: 2000, messageSize: 100 } });
+    expect(outcome.status).toBe('completed');
+    const total = outcome.samples.reduce((n, s) => n + s.producedRecords, 0);
+    expect(total).toBeGreaterThan(0);
+    // The schedule is 2000/s for 3 s; one 5 ms batch of slack at the end.
+    expect(total).toBeLessThanOrEqual(6000 + 10);
+  });
+
+  it('sends acks=0 and acks=all as well as acks=1', async () => {
+    for (const acks of [0, 'all'] as const) {
+      const outcome = await run({ records: 2000, producers: { acks } });
+      expect(outcome.status, `acks=${acks}: ${outcome.error}`).toBe('completed');
+    }
+  });
+
+  it('uses an external broker by bootstrap address and leaves it running', async () => {
+    const dataDir = await mkdtemp(path.join(workDir, 'external-'));
+    const broker = await startBroker({ dataDir, port: 0 });
+    try {
+      const outcome = await run({ target: `127.0.0.1:${broker.port}`, records: 1000 });
+      expect(outcome.status).toBe('completed');
+      expect(outcome.environment.target).toBe('external');
+      expect(outcome.environment.bootstrap).toBe(`127.0.0.1:${broker.port}`);
+      expect(broker.stats().produceRequests).toBeGreaterThan(0);
+    } finally {
+      await broker.stop();
+    }
+  });
+
+  it('fails with a clear error when the bootstrap address answers nothing', async () => {
+    const outcome = await run({ target: '127.0.0.1:1', records: 10 });
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error).toMatch(/ECONNREFUSED|connect/i);
+  });
+
+  it('refuses what this engine cannot run, naming the field', () => {
+    expect(() => new ScenarioRun(parseScenario({ driver: 'native' }), { runId: 'x' })).toThrow(ScenarioError);
+    try {
+      new ScenarioRun(parseScenario({ faults: [{ at: '1s', action: 'kill', node: 1 }] }), { runId: 'x' });
+    } catch (err) {
+      expect((err as ScenarioError).issues.map((i) => i.path)).toContain('faults');
+    }
+  });
+
+  it('stops early on request with status stopped', async () => {
+    const live = new ScenarioRun(parseScenario({ duration: '60s', producers: { count: 1 } }), { runId: 'stoptest', workDir });
+    live.on('sample', () => live.stop());
+    const outcome = await live.execute();
+    expect(outcome.status).toBe('stopped');
+    expect(outcome.samples.length).toBeLessThan(5);
+  });
+});
+
+describe('startRecordedRun', () => {
+  it('stores the run, its samples and its summary in the history', async () => {
+    const history = await History.open(path.join(workDir, 'history.duckdb'));
+    const live = await startRecordedRun(parseScenario({ duration: '3s', warmup: '1s', consumers: { count: 1 } }), {
+      history,
+      source: 'test',
+      workDir,
+    });
+    const running = await history.getRun(live.id);
+    expect(running?.status).toBe('running');
+    const record = await live.done;
+    expect(record.status).toBe('completed');
+    const stored = await history.getRun(live.id);
+    expect(stored?.status).toBe('completed');
+    expect(stored?.summary?.produced.records).toBe(record.summary?.produced.records);
+    const samples = await history.getSamples(live.id);
+    expect(samples.length).toBe(live.samples().length);
+    expect(samples[0]?.warmup).toBe(true);
+  });
+});

@@ -1,0 +1,92 @@
+// The history's schema, as an ordered list of migrations. Append new ones; never edit an applied one.
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { inTransaction } from './session.js';
+
+export interface Migration {
+  version: number;
+  description: string;
+  statements: string[];
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'runs and their per-second samples',
+    statements: [
+      // Timestamps are ISO 8601 text as the engine wrote them; JSON columns hold the schema's objects as-is.
+      `CREATE TABLE runs (
+        id VARCHAR PRIMARY KEY,
+        status VARCHAR NOT NULL,
+        name VARCHAR NOT NULL,
+        target VARCHAR NOT NULL,
+        driver VARCHAR NOT NULL,
+        source VARCHAR,
+        scenario VARCHAR NOT NULL,
+        environment VARCHAR NOT NULL,
+        summary VARCHAR,
+        produced_rps DOUBLE,
+        produced_mbps DOUBLE,
+        publish_p99_ms DOUBLE,
+        e2e_p99_ms DOUBLE,
+        error VARCHAR,
+        started_at VARCHAR NOT NULL,
+        finished_at VARCHAR,
+        tags VARCHAR NOT NULL,
+        notes VARCHAR NOT NULL,
+        owner_pid INTEGER,
+        owner_host VARCHAR
+      )`,
+      `CREATE TABLE samples (
+        run_id VARCHAR NOT NULL,
+        t DOUBLE NOT NULL,
+        interval_ms DOUBLE NOT NULL,
+        warmup BOOLEAN NOT NULL,
+        produced_records BIGINT NOT NULL,
+        produced_bytes BIGINT NOT NULL,
+        consumed_records BIGINT NOT NULL,
+        consumed_bytes BIGINT NOT NULL,
+        errors BIGINT NOT NULL,
+        backlog BIGINT NOT NULL,
+        publish_p50_ms DOUBLE,
+        publish_p99_ms DOUBLE,
+        publish_max_ms DOUBLE,
+        e2e_p50_ms DOUBLE,
+        e2e_p99_ms DOUBLE,
+        e2e_max_ms DOUBLE,
+        PRIMARY KEY (run_id, t)
+      )`,
+    ],
+  },
+];
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+export async function currentVersion(connection: DuckDBConnection): Promise<number> {
+  const exists = await connection.runAndReadAll(
+    "SELECT count(*) AS n FROM information_schema.tables WHERE table_name = 'schema_migrations'",
+  );
+  if (Number(exists.getRowObjectsJS()[0]?.n ?? 0) === 0) return 0;
+  const reader = await connection.runAndReadAll('SELECT max(version) AS version FROM schema_migrations');
+  return Number(reader.getRowObjectsJS()[0]?.version ?? 0);
+}
+
+/** Applies the migrations the file lacks, each in its own transaction. Returns the versions applied. */
+export async function migrate(connection: DuckDBConnection, now: () => string): Promise<number[]> {
+  await connection.run(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at VARCHAR NOT NULL)',
+  );
+  const from = await currentVersion(connection);
+  const applied: number[] = [];
+  for (const migration of MIGRATIONS) {
+    if (migration.version <= from) continue;
+    await inTransaction(connection, async () => {
+      for (const statement of migration.statements) await connection.run(statement);
+      await connection.run('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [
+        migration.version,
+        now(),
+      ]);
+    });
+    applied.push(migration.version);
+  }
+  return applied;
+}

@@ -1,0 +1,187 @@
+// Converting between the schema's objects and table rows.
+import type { DuckDBValue } from '@duckdb/node-api';
+import type { RunListItem, RunRecord, RunStatus, RunSummary, Sample } from '@kbench/schema';
+
+export type Row = Record<string, unknown>;
+
+/** Columns of `runs` written by createRun, in order. */
+export const RUN_COLUMNS = [
+  'id',
+  'status',
+  'name',
+  'target',
+  'driver',
+  'source',
+  'scenario',
+  'environment',
+  'summary',
+  'produced_rps',
+  'produced_mbps',
+  'publish_p99_ms',
+  'e2e_p99_ms',
+  'error',
+  'started_at',
+  'finished_at',
+  'tags',
+  'notes',
+  'owner_pid',
+  'owner_host',
+] as const;
+
+/** Columns of `runs` a list row needs (everything but the scenario and environment JSON). */
+export const RUN_LIST_COLUMNS = [
+  'id',
+  'status',
+  'name',
+  'target',
+  'driver',
+  'source',
+  'summary',
+  'error',
+  'started_at',
+  'finished_at',
+  'tags',
+  'notes',
+] as const;
+
+export const SAMPLE_COLUMNS = [
+  'run_id',
+  't',
+  'interval_ms',
+  'warmup',
+  'produced_records',
+  'produced_bytes',
+  'consumed_records',
+  'consumed_bytes',
+  'errors',
+  'backlog',
+  'publish_p50_ms',
+  'publish_p99_ms',
+  'publish_max_ms',
+  'e2e_p50_ms',
+  'e2e_p99_ms',
+  'e2e_max_ms',
+] as const;
+
+/** The headline figures copied out of the summary into their own columns, for sorting and filtering. */
+export function headlineValues(summary: RunSummary | null): DuckDBValue[] {
+  return [
+    summary?.produced.recordsPerSec ?? null,
+    summary?.produced.mbPerSec ?? null,
+    summary?.publishLatencyMs?.p99 ?? null,
+    summary?.endToEndLatencyMs?.p99 ?? null,
+  ];
+}
+
+export function runValues(run: RunRecord, owner: { pid: number; host: string }): DuckDBValue[] {
+  return [
+    run.id,
+    run.status,
+    run.scenario.name,
+    run.scenario.target,
+    run.scenario.driver,
+    run.source,
+    JSON.stringify(run.scenario),
+    JSON.stringify(run.environment),
+    run.summary === null ? null : JSON.stringify(run.summary),
+    ...headlineValues(run.summary),
+    run.error,
+    run.startedAt,
+    run.finishedAt,
+    JSON.stringify(run.tags),
+    run.notes,
+    owner.pid,
+    owner.host,
+  ];
+}
+
+export function sampleValues(runId: string, s: Sample): DuckDBValue[] {
+  return [
+    runId,
+    s.t,
+    s.intervalMs,
+    s.warmup,
+    s.producedRecords,
+    s.producedBytes,
+    s.consumedRecords,
+    s.consumedBytes,
+    s.errors,
+    s.backlog,
+    s.publishP50Ms,
+    s.publishP99Ms,
+    s.publishMaxMs,
+    s.e2eP50Ms,
+    s.e2eP99Ms,
+    s.e2eMaxMs,
+  ];
+}
+
+export function toRunListItem(row: Row): RunListItem {
+  return {
+    id: text(row.id),
+    status: text(row.status) as RunStatus,
+    name: text(row.name),
+    target: text(row.target),
+    driver: text(row.driver),
+    source: textOrNull(row.source),
+    summary: row.summary === null ? null : (JSON.parse(text(row.summary)) as RunSummary),
+    error: textOrNull(row.error),
+    startedAt: text(row.started_at),
+    finishedAt: textOrNull(row.finished_at),
+    tags: JSON.parse(text(row.tags)) as string[],
+    notes: text(row.notes),
+  };
+}
+
+export function toRunRecord(row: Row): RunRecord {
+  return {
+    id: text(row.id),
+    status: text(row.status) as RunStatus,
+    scenario: JSON.parse(text(row.scenario)) as RunRecord['scenario'],
+    source: textOrNull(row.source),
+    environment: JSON.parse(text(row.environment)) as RunRecord['environment'],
+    summary: row.summary === null ? null : (JSON.parse(text(row.summary)) as RunSummary),
+    error: textOrNull(row.error),
+    startedAt: text(row.started_at),
+    finishedAt: textOrNull(row.finished_at),
+    tags: JSON.parse(text(row.tags)) as string[],
+    notes: text(row.notes),
+  };
+}
+
+export function toSample(row: Row): Sample {
+  return {
+    t: num(row.t),
+    intervalMs: num(row.interval_ms),
+    warmup: row.warmup === true,
+    producedRecords: num(row.produced_records),
+    producedBytes: num(row.produced_bytes),
+    consumedRecords: num(row.consumed_records),
+    consumedBytes: num(row.consumed_bytes),
+    errors: num(row.errors),
+    backlog: num(row.backlog),
+    publishP50Ms: numOrNull(row.publish_p50_ms),
+    publishP99Ms: numOrNull(row.publish_p99_ms),
+    publishMaxMs: numOrNull(row.publish_max_ms),
+    e2eP50Ms: numOrNull(row.e2e_p50_ms),
+    e2eP99Ms: numOrNull(row.e2e_p99_ms),
+    e2eMaxMs: numOrNull(row.e2e_max_ms),
+  };
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : String(value);
+}
+
+function textOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : text(value);
+}
+
+/** BIGINT columns come back as bigint; counts fit in a double. */
+function num(value: unknown): number {
+  return Number(value);
+}
+
+function numOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : num(value);
+}

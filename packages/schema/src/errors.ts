@@ -1,0 +1,63 @@
+import type { z } from 'zod';
+import { KNOWN_FIELDS } from './fields.js';
+
+/** One problem in a scenario: where it is (a dotted path) and what is allowed there. */
+export interface ScenarioIssue {
+  path: string;
+  message: string;
+}
+
+export class ScenarioError extends Error {
+  readonly issues: ScenarioIssue[];
+  constructor(issues: ScenarioIssue[], source?: string) {
+    const where = source ? `${source}: ` : '';
+    super(`${where}invalid scenario\n${issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`);
+    this.name = 'ScenarioError';
+    this.issues = issues;
+  }
+}
+
+export function formatIssue(issue: ScenarioIssue): string {
+  return issue.path ? `${issue.path}: ${issue.message}` : issue.message;
+}
+
+/** Dotted path as people write it: producers.acks, faults[1].at */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}
+
+/** The KNOWN_FIELDS key for a path: array indexes become '*'. */
+export function fieldsKey(path: readonly PropertyKey[]): string {
+  return path.map((p) => (typeof p === 'number' ? '*' : String(p))).join('.');
+}
+
+export function issuesFromZod(error: z.ZodError, prefix: readonly PropertyKey[] = []): ScenarioIssue[] {
+  const out: ScenarioIssue[] = [];
+  for (const issue of error.issues) {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'unrecognized_keys') {
+      const allowed = KNOWN_FIELDS.get(fieldsKey(path)) ?? [];
+      for (const key of issue.keys) {
+        out.push({
+          path: formatPath([...path, key]),
+          message: `unknown field; allowed fields here: ${allowed.join(', ')}`,
+        });
+      }
+      continue;
+    }
+    let message = issue.message;
+    if (issue.code === 'invalid_type') {
+      message =
+        issue.input === undefined
+          ? `is required (${issue.expected})`
+          : `must be ${issue.expected === 'object' ? 'an object' : issue.expected === 'array' ? 'a list' : `a ${issue.expected}`}`;
+    }
+    out.push({ path: formatPath(path), message });
+  }
+  return out;
+}

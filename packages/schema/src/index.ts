@@ -1,0 +1,6 @@
+export * from './errors.js';
+export { KNOWN_FIELDS } from './fields.js';
+export * from './parse.js';
+export * from './run.js';
+export * from './scenario.js';
+export * from './units.js';

@@ -1,0 +1,109 @@
+// What a run produces: per-second samples, a summary, and the record kept in the history.
+import type { Scenario } from './scenario.js';
+
+export const RUN_STATUSES = ['running', 'completed', 'stopped', 'failed', 'aborted'] as const;
+/** completed: ran its course; stopped: a person stopped it; failed: an error ended it; aborted: its process died. */
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** Latency percentiles in milliseconds (HDR histograms are kept in microseconds). */
+export interface LatencySummary {
+  count: number;
+  p50: number;
+  p75: number;
+  p95: number;
+  p99: number;
+  p999: number;
+  p9999: number;
+  max: number;
+  mean: number;
+  /** Mean of the slowest 10% (Sangrenel's figure). */
+  worst10Mean: number;
+}
+
+export const LATENCY_KEYS = [
+  'p50',
+  'p75',
+  'p95',
+  'p99',
+  'p999',
+  'p9999',
+  'max',
+  'mean',
+  'worst10Mean',
+] as const;
+
+/** One interval of about a second. Counts are for the interval, not cumulative. */
+export interface Sample {
+  /** Seconds since load started (end of this interval), warm-up included. */
+  t: number;
+  /** Length of this interval in ms, so rates are counts / intervalMs * 1000. */
+  intervalMs: number;
+  warmup: boolean;
+  producedRecords: number;
+  /** Value bytes produced (MB/s in the summary counts these, as the 2014 Kafka benchmark does). */
+  producedBytes: number;
+  consumedRecords: number;
+  consumedBytes: number;
+  errors: number;
+  /** Records produced and not yet consumed, at the end of the interval (0 without consumers). */
+  backlog: number;
+  publishP50Ms: number | null;
+  publishP99Ms: number | null;
+  publishMaxMs: number | null;
+  e2eP50Ms: number | null;
+  e2eP99Ms: number | null;
+  e2eMaxMs: number | null;
+}
+
+export interface ThroughputSummary {
+  records: number;
+  recordsPerSec: number;
+  /** Value bytes per second in MiB (1,048,576 bytes), as Kafka's tools count MB. */
+  mbPerSec: number;
+}
+
+export interface RunSummary {
+  /** Length of the measured phase (warm-up excluded), in seconds. */
+  measuredSeconds: number;
+  produced: ThroughputSummary & { wireMbPerSec: number | null; errors: number };
+  consumed: ThroughputSummary;
+  publishLatencyMs: LatencySummary | null;
+  endToEndLatencyMs: LatencySummary | null;
+}
+
+export interface Environment {
+  cores: number;
+  cpuModel: string;
+  memoryBytes: number;
+  os: string;
+  hostname: string;
+  versions: Record<string, string>;
+  /** bundled | kafka | external */
+  target: string;
+  /** The bootstrap servers the load went to. */
+  bootstrap: string;
+  driver: string;
+}
+
+export interface RunRecord {
+  id: string;
+  status: RunStatus;
+  /** The fully resolved scenario, so the run can be repeated exactly. */
+  scenario: Scenario;
+  /** Where the scenario came from (a file path), if anywhere. */
+  source: string | null;
+  environment: Environment;
+  summary: RunSummary | null;
+  error: string | null;
+  startedAt: string;
+  finishedAt: string | null;
+  tags: string[];
+  notes: string;
+}
+
+/** A row of the run list: enough for a table without loading samples. */
+export type RunListItem = Omit<RunRecord, 'scenario' | 'environment'> & {
+  name: string;
+  target: string;
+  driver: string;
+};

@@ -1,0 +1,197 @@
+// The scenario file: what load to send, where, and for how long. Every default lives here, once.
+import { z } from 'zod';
+import { bool, closedObject, duration, integer, oneOf, size, text } from './fields.js';
+import { parseDurationMs } from './units.js';
+
+export const ACKS = [0, 1, 'all'] as const;
+export const COMPRESSION = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
+export const DRIVERS = ['kafkajs', 'native'] as const;
+export const START_AT = ['latest', 'earliest', 'backlog'] as const;
+export const FAULT_ACTIONS = ['kill', 'pause', 'restart'] as const;
+
+/** Largest message the broker accepts by default (Kafka's message.max.bytes is about 1 MB; we allow 16 MB). */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+const fsyncPolicy = z.unknown().transform((input, ctx): string => {
+  if (input === 'none' || input === 'batch') return input;
+  if (typeof input === 'string' && /^interval:\d+$/.test(input)) return input;
+  ctx.addIssue({
+    code: 'custom',
+    message: `must be one of none, batch, interval:<ms> (got ${JSON.stringify(input)})`,
+  });
+  return z.NEVER;
+});
+
+const keys = z.unknown().transform((input, ctx): string => {
+  if (input === 'none' || input === 'random') return input;
+  if (typeof input === 'string' && /^roundRobin:[1-9]\d*$/.test(input)) return input;
+  ctx.addIssue({
+    code: 'custom',
+    message: `must be one of none, random, roundRobin:<n> (got ${JSON.stringify(input)})`,
+  });
+  return z.NEVER;
+});
+
+/** Target records per second for all producers together, `max` (closed loop), or `find-max`. */
+const rate = z.unknown().transform((input, ctx): number | 'max' | 'find-max' => {
+  if (input === 'max' || input === 'find-max') return input;
+  const n = typeof input === 'string' && input.trim() !== '' ? Number(input) : input;
+  if (typeof n === 'number' && Number.isFinite(n) && n > 0) return n;
+  ctx.addIssue({
+    code: 'custom',
+    message: `must be max, find-max, or a number of records per second above 0 (got ${JSON.stringify(input)})`,
+  });
+  return z.NEVER;
+});
+
+const messageSizeRange = closedObject('producers.messageSize', {
+  min: size({ min: 0, max: MAX_MESSAGE_BYTES }),
+  max: size({ min: 0, max: MAX_MESSAGE_BYTES }),
+}).refine((r) => r.min <= r.max, { message: 'must not be larger than max', path: ['min'] });
+
+const messageSize = z.unknown().transform((input, ctx): number | { min: number; max: number } => {
+  if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
+    const parsed = messageSizeRange.safeParse(input);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path });
+    return z.NEVER;
+  }
+  const parsed = size({ min: 0, max: MAX_MESSAGE_BYTES }).safeParse(input);
+  if (parsed.success) return parsed.data;
+  ctx.addIssue({
+    code: 'custom',
+    message: `must be a size in bytes (100, 1KB) or a range { min, max } up to ${MAX_MESSAGE_BYTES} bytes (got ${JSON.stringify(input)})`,
+  });
+  return z.NEVER;
+});
+
+const topicConfigValue = z.union([z.string(), z.number(), z.boolean()]).transform(String);
+
+const cluster = closedObject('cluster', {
+  nodes: integer(1, 5).default(1),
+  fsync: fsyncPolicy.default('none'),
+});
+
+const topics = closedObject('topics', {
+  prefix: z
+    .string()
+    .regex(/^[a-zA-Z0-9._-]{1,100}$/, 'must be 1 to 100 of the characters a-z A-Z 0-9 . _ -')
+    .default('kbench'),
+  count: integer(1, 200_000).default(1),
+  partitions: integer(1, 10_000).default(1),
+  replicationFactor: integer(1, 5).default(1),
+  minInsyncReplicas: integer(1, 5).default(1),
+  config: z.record(z.string(), topicConfigValue).default({}),
+});
+
+const producers = closedObject('producers', {
+  count: integer(0, 1000).default(1),
+  acks: oneOf(ACKS, { '-1': 'all' }).default(1),
+  messageSize: messageSize.default(100),
+  keys: keys.default('none'),
+  rate: rate.default('max'),
+  compression: oneOf(COMPRESSION).default('none'),
+  batchSize: size({ min: 1, max: 64 * 1024 * 1024 }).default(16384),
+  lingerMs: integer(0, 60_000).default(0),
+  maxInFlight: integer(1, 1000).default(5),
+  idempotence: bool().default(false),
+});
+
+const consumers = closedObject('consumers', {
+  count: integer(0, 1000).default(0),
+  groups: integer(1, 100).default(1),
+  startAt: oneOf(START_AT).default('latest'),
+  backlog: size().default(0),
+});
+
+const fault = closedObject('faults.*', {
+  at: duration(),
+  action: oneOf(FAULT_ACTIONS),
+  node: z.unknown().transform((input, ctx): number | string => {
+    if (typeof input === 'number' && Number.isInteger(input) && input >= 1 && input <= 5) return input;
+    if (typeof input === 'string' && /^[1-5]$/.test(input)) return Number(input);
+    if (typeof input === 'string' && /^leader:.+-\d+$/.test(input)) return input;
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a node id 1 to 5 or leader:<topic>-<partition> (got ${JSON.stringify(input)})`,
+    });
+    return z.NEVER;
+  }),
+  for: duration().optional(),
+});
+
+const sweep = closedObject('sweep', {
+  knob: z.string().min(1, 'must name a knob by its path, e.g. producers.messageSize'),
+  values: z.array(z.unknown()).min(1, 'must list at least one value'),
+});
+
+/** The fields of a scenario, with their defaults. `parseScenario` adds the cross-field rules. */
+export const scenarioShape = closedObject('', {
+  name: text().default('unnamed scenario'),
+  description: text().default(''),
+  target: text().default('bundled'),
+  driver: oneOf(DRIVERS).default('kafkajs'),
+  cluster: cluster.prefault({}),
+  topics: topics.prefault({}),
+  producers: producers.prefault({}),
+  consumers: consumers.prefault({}),
+  duration: duration({ min: 1000 }).optional(),
+  records: integer(1).optional(),
+  warmup: duration().default('0s'),
+  faults: z.array(fault).default([]),
+  sweep: sweep.optional(),
+});
+
+export type Scenario = z.output<typeof scenarioShape>;
+/** What a person may write: every field optional, sizes and durations as text or numbers. */
+export type ScenarioInput = z.input<typeof scenarioShape>;
+export type Acks = (typeof ACKS)[number];
+export type Compression = (typeof COMPRESSION)[number];
+
+/** The default length of a run when neither `duration` nor `records` is given. */
+export const DEFAULT_DURATION = '60s';
+
+export const scenarioSchema = scenarioShape.transform((s, ctx): Scenario => {
+  if (s.duration !== undefined && s.records !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['records'],
+      message: 'set either duration or records, not both',
+    });
+  }
+  const resolved = {
+    ...s,
+    duration: s.records === undefined ? (s.duration ?? DEFAULT_DURATION) : s.duration,
+  };
+  const durationMs = resolved.duration === undefined ? undefined : parseDurationMs(resolved.duration);
+  const warmupMs = parseDurationMs(resolved.warmup) ?? 0;
+  if (durationMs !== undefined && warmupMs >= durationMs) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['warmup'],
+      message: `must be shorter than duration (${resolved.duration})`,
+    });
+  }
+  if (s.topics.replicationFactor > s.cluster.nodes && s.target === 'bundled') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['topics', 'replicationFactor'],
+      message: `must not exceed cluster.nodes (${s.cluster.nodes})`,
+    });
+  }
+  if (s.topics.minInsyncReplicas > s.topics.replicationFactor) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['topics', 'minInsyncReplicas'],
+      message: `must not exceed topics.replicationFactor (${s.topics.replicationFactor})`,
+    });
+  }
+  if (s.producers.count === 0 && s.consumers.count === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['producers', 'count'],
+      message: 'a scenario needs at least one producer or one consumer',
+    });
+  }
+  return resolved;
+});

@@ -1,0 +1,196 @@
+import { describe, expect, it } from 'vitest';
+import {
+  applySet,
+  checkScenario,
+  expandSweep,
+  knobPaths,
+  parseScenario,
+  readScenarioText,
+  ScenarioError,
+  scenarioToYaml,
+} from '../src/index.js';
+
+function issuesOf(input: unknown) {
+  const result = checkScenario(input);
+  if (result.ok) throw new Error('expected the scenario to be invalid');
+  return result.issues;
+}
+
+describe('parseScenario defaults', () => {
+  it('fills every default from an empty scenario', () => {
+    const s = parseScenario({});
+    expect(s.target).toBe('bundled');
+    expect(s.driver).toBe('kafkajs');
+    expect(s.duration).toBe('60s');
+    expect(s.warmup).toBe('0s');
+    expect(s.topics).toEqual({
+      prefix: 'kbench',
+      count: 1,
+      partitions: 1,
+      replicationFactor: 1,
+      minInsyncReplicas: 1,
+      config: {},
+    });
+    expect(s.producers.acks).toBe(1);
+    expect(s.producers.messageSize).toBe(100);
+    expect(s.consumers.count).toBe(0);
+    expect(s.faults).toEqual([]);
+  });
+
+  it('normalises sizes and durations', () => {
+    const s = parseScenario({
+      producers: { messageSize: '1KB', batchSize: '512KB' },
+      duration: 90,
+      warmup: '1500ms',
+      consumers: { backlog: '2GB' },
+    });
+    expect(s.producers.messageSize).toBe(1024);
+    expect(s.producers.batchSize).toBe(512 * 1024);
+    expect(s.duration).toBe('90s');
+    expect(s.warmup).toBe('1.5s');
+    expect(s.consumers.backlog).toBe(2 * 1024 ** 3);
+  });
+
+  it('accepts acks as all, -1, "1" and 0', () => {
+    expect(parseScenario({ producers: { acks: -1 } }).producers.acks).toBe('all');
+    expect(parseScenario({ producers: { acks: '1' } }).producers.acks).toBe(1);
+    expect(parseScenario({ producers: { acks: 0 } }).producers.acks).toBe(0);
+  });
+
+  it('takes records instead of duration', () => {
+    const s = parseScenario({ records: 1000 });
+    expect(s.records).toBe(1000);
+    expect(s.duration).toBeUndefined();
+  });
+
+  it('is idempotent: a resolved scenario parses to itself', () => {
+    const s = parseScenario({
+      producers: { messageSize: { min: 10, max: '1KB' } },
+      faults: [{ at: '5s', action: 'pause', node: 1, for: '1s' }],
+    });
+    expect(parseScenario(JSON.parse(JSON.stringify(s)))).toEqual(s);
+    expect(parseScenario(readScenarioText(scenarioToYaml(s)))).toEqual(s);
+  });
+});
+
+describe('scenario errors name the field and the allowed values', () => {
+  it('bad enum value', () => {
+    expect(issuesOf({ producers: { acks: 2 } })).toEqual([
+      { path: 'producers.acks', message: 'must be one of 0, 1, all (got 2)' },
+    ]);
+  });
+
+  it('unknown field lists the allowed fields', () => {
+    const [issue] = issuesOf({ producers: { ackss: 1 } });
+    expect(issue?.path).toBe('producers.ackss');
+    expect(issue?.message).toContain('allowed fields here: count, acks, messageSize');
+  });
+
+  it('out-of-range number', () => {
+    expect(issuesOf({ topics: { partitions: 0 } })[0]).toEqual({
+      path: 'topics.partitions',
+      message: 'must be a whole number from 1 to 10000 (got 0)',
+    });
+  });
+
+  it('bad duration', () => {
+    expect(issuesOf({ duration: 'soon' })[0]?.message).toMatch(/^must be a duration such as 500ms, 30s/);
+  });
+
+  it('warm-up longer than the run', () => {
+    expect(issuesOf({ duration: '10s', warmup: '10s' })[0]).toEqual({
+      path: 'warmup',
+      message: 'must be shorter than duration (10s)',
+    });
+  });
+
+  it('both duration and records', () => {
+    expect(issuesOf({ duration: '10s', records: 5 })[0]?.path).toBe('records');
+  });
+
+  it('indexes list items in the path', () => {
+    expect(
+      issuesOf({
+        faults: [
+          { at: '1s', action: 'kill', node: 1 },
+          { at: '2s', action: 'explode', node: 1 },
+        ],
+      })[0],
+    ).toEqual({
+      path: 'faults[1].action',
+      message: 'must be one of kill, pause, restart (got "explode")',
+    });
+  });
+
+  it('replication beyond the bundled cluster size', () => {
+    expect(issuesOf({ topics: { replicationFactor: 3 } })[0]?.path).toBe('topics.replicationFactor');
+  });
+
+  it('a list where an object belongs', () => {
+    expect(issuesOf({ producers: [] })[0]?.path).toBe('producers');
+  });
+
+  it('ScenarioError carries the issues and a readable message', () => {
+    try {
+      parseScenario({ producers: { compression: 'brotli' } }, 'file.yaml');
+      throw new Error('expected ScenarioError');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ScenarioError);
+      expect((err as ScenarioError).message).toContain('file.yaml: invalid scenario');
+      expect((err as ScenarioError).message).toContain(
+        'producers.compression: must be one of none, gzip, snappy, lz4, zstd',
+      );
+    }
+  });
+
+  it('YAML syntax errors give the line', () => {
+    expect(() => readScenarioText('a: [1, 2\nb: c', 'x.yaml')).toThrow(/line \d/);
+  });
+});
+
+describe('--set overrides', () => {
+  it('sets a nested knob with a YAML value', () => {
+    const raw = applySet({ producers: { count: 2 } }, 'producers.acks=all');
+    expect(parseScenario(raw).producers).toMatchObject({ count: 2, acks: 'all' });
+  });
+
+  it('sets a list from YAML flow syntax', () => {
+    const raw = applySet({}, 'faults=[{at: 5s, action: pause, node: 1, for: 1s}]');
+    expect(parseScenario(raw).faults).toEqual([{ at: '5s', action: 'pause', node: 1, for: '1s' }]);
+  });
+
+  it('rejects an unknown knob with the known ones', () => {
+    expect(() => applySet({}, 'producers.ack=1')).toThrow(/known here: producers.count, producers.acks/);
+  });
+
+  it('rejects an assignment without =', () => {
+    expect(() => applySet({}, 'producers.acks')).toThrow(/knob.path=value/);
+  });
+});
+
+describe('sweeps', () => {
+  it('expands into one resolved scenario per value', () => {
+    const s = parseScenario({ sweep: { knob: 'producers.messageSize', values: [10, '1KB'] } });
+    const plans = expandSweep(s);
+    expect(plans.map((p) => p.producers.messageSize)).toEqual([10, 1024]);
+    expect(plans.every((p) => p.sweep === undefined)).toBe(true);
+    expect(plans[1]?.name).toContain('producers.messageSize=1KB');
+  });
+
+  it('validates each value against the knob', () => {
+    expect(issuesOf({ sweep: { knob: 'producers.acks', values: [0, 1, 5] } })).toEqual([
+      { path: 'sweep.values[2]', message: 'producers.acks: must be one of 0, 1, all (got 5)' },
+    ]);
+  });
+
+  it('rejects an unknown knob', () => {
+    expect(issuesOf({ sweep: { knob: 'producers.size', values: [1] } })[0]?.path).toBe('sweep.knob');
+  });
+
+  it('lists the knobs a sweep may name', () => {
+    const knobs = knobPaths();
+    expect(knobs).toContain('producers.messageSize');
+    expect(knobs).toContain('topics.partitions');
+    expect(knobs).not.toContain('sweep.knob');
+  });
+});
