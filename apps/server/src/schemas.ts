@@ -17,14 +17,23 @@ export const errorBody = {
 } as const;
 
 /** The error answers every route may give. */
-export const errorResponses = { 400: errorBody, 403: errorBody, 404: errorBody, 409: errorBody, 500: errorBody } as const;
+export const errorResponses = {
+  400: errorBody,
+  403: errorBody,
+  404: errorBody,
+  409: errorBody,
+  500: errorBody,
+} as const;
 
 const nullableNumber = { type: ['number', 'null'] } as const;
 
 const latencySummary = {
   type: ['object', 'null'],
   properties: Object.fromEntries(
-    ['count', 'p50', 'p75', 'p95', 'p99', 'p999', 'p9999', 'max', 'mean', 'worst10Mean'].map((k) => [k, { type: 'number' }]),
+    ['count', 'p50', 'p75', 'p95', 'p99', 'p999', 'p9999', 'max', 'mean', 'worst10Mean'].map((k) => [
+      k,
+      { type: 'number' },
+    ]),
   ),
 } as const;
 
@@ -64,7 +73,12 @@ const runCommon = {
 
 export const runListItem = {
   type: 'object',
-  properties: { ...runCommon, name: { type: 'string' }, target: { type: 'string' }, driver: { type: 'string' } },
+  properties: {
+    ...runCommon,
+    name: { type: 'string' },
+    target: { type: 'string' },
+    driver: { type: 'string' },
+  },
 } as const;
 
 export const runRecord = {

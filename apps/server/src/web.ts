@@ -2,7 +2,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
 export const webApp = fp<{ webDist?: string }>(
@@ -13,6 +12,8 @@ export const webApp = fp<{ webDist?: string }>(
       await app.register(fastifyStatic, {
         root: dist,
         wildcard: true,
+        // Our own cache headers below, not send's default max-age=0.
+        cacheControl: false,
         setHeaders(res, path) {
           // Vite names assets by content hash; index.html must always be fetched fresh.
           res.setHeader(
@@ -24,7 +25,11 @@ export const webApp = fp<{ webDist?: string }>(
     }
     app.setNotFoundHandler(async (request, reply) => {
       const url = request.url;
-      if (url.startsWith('/api/') || url === '/api' || (request.method !== 'GET' && request.method !== 'HEAD')) {
+      if (
+        url.startsWith('/api/') ||
+        url === '/api' ||
+        (request.method !== 'GET' && request.method !== 'HEAD')
+      ) {
         return reply.code(404).send({ error: `not found: ${request.method} ${url.split('?')[0]}` });
       }
       if (!hasIndex) {

@@ -36,7 +36,11 @@ export function App() {
           kbench
         </a>
         <nav>
-          <a href={href.scenarios} className={section === 'scenarios' ? 'active' : ''} data-testid="nav-scenarios">
+          <a
+            href={href.scenarios}
+            className={section === 'scenarios' ? 'active' : ''}
+            data-testid="nav-scenarios"
+          >
             Scenarios
           </a>
           <a href={href.history} className={section === 'history' ? 'active' : ''} data-testid="nav-history">

@@ -8,6 +8,18 @@ export interface Issue {
   message: string;
 }
 
+export interface ScenarioOutline {
+  target: string;
+  driver: string;
+  nodes: number;
+  partitions: number;
+  producers: number;
+  consumers: number;
+  messageSize: number | { min: number; max: number };
+  length: string;
+  sweep: boolean;
+}
+
 export interface ScenarioEntry {
   path: string;
   folder: string;
@@ -15,6 +27,7 @@ export interface ScenarioEntry {
   description: string;
   valid: boolean;
   issues?: Issue[];
+  outline?: ScenarioOutline;
 }
 
 export interface ScenarioFile {
@@ -65,7 +78,8 @@ const enc = encodeURIComponent;
 
 export const api = {
   scenarios: () => request<ScenarioEntry[]>('GET', '/api/scenarios'),
-  scenario: (path: string) => request<ScenarioFile>('GET', `/api/scenarios/${path.split('/').map(enc).join('/')}`),
+  scenario: (path: string) =>
+    request<ScenarioFile>('GET', `/api/scenarios/${path.split('/').map(enc).join('/')}`),
   startRun: (body: { path?: string; yaml?: string; scenario?: object; set?: string[] }) =>
     request<{ id: string }>('POST', '/api/runs', body),
   runs: (filter: { status?: RunStatus | ''; search?: string; limit?: number } = {}) => {

@@ -11,14 +11,29 @@ export interface LiveState {
 }
 
 export function useLiveRun(id: string): LiveState {
-  const [state, setState] = useState<LiveState>({ samples: [], progress: null, record: null, connected: false });
+  const [state, setState] = useState<LiveState>({
+    samples: [],
+    progress: null,
+    record: null,
+    connected: false,
+  });
 
   useEffect(() => {
     setState({ samples: [], progress: null, record: null, connected: false });
     const source = new EventSource(api.eventsUrl(id));
     // The server replays every sample on each (re)connection, so start the list afresh.
     source.addEventListener('open', () => setState((s) => ({ ...s, samples: [], connected: true })));
-    source.addEventListener('error', () => setState((s) => ({ ...s, connected: false })));
+    source.addEventListener('error', () => {
+      setState((s) => ({ ...s, connected: false }));
+      // The browser gives up (no retry) when the server refuses the stream, e.g. after a restart
+      // that lost the run: show what the history holds instead of waiting forever.
+      if (source.readyState === EventSource.CLOSED) {
+        api.run(id).then(
+          (record) => setState((s) => ({ ...s, record })),
+          () => {},
+        );
+      }
+    });
     source.addEventListener('sample', (e) => {
       const sample = JSON.parse((e as MessageEvent<string>).data) as Sample;
       setState((s) => ({ ...s, samples: [...s.samples, sample] }));

@@ -108,6 +108,7 @@ class RecordedRun extends EventEmitter implements LiveRun {
         summary: outcome.summary,
         error,
         finishedAt,
+        environment: outcome.environment,
       });
     } catch (err) {
       error = `${error ?? ''}${error ? '; ' : ''}the history could not be updated: ${String(err)}`;

@@ -211,29 +211,33 @@ export class ScenarioRun extends EventEmitter {
     });
     let lastCut = this.loadStartedAt;
     let tick = 0;
+    let endedOnTick = false;
     // Without producers (consumers only) the run is bounded by time alone.
     const running = () => (producers.length > 0 ? producing : !control.stopped);
     while (running() && !this.stopRequested) {
       tick += 1;
       const due = this.loadStartedAt + tick * SAMPLE_MS;
       await this.sleepUntil(due, running);
+      if (!running() || this.stopRequested) break; // producers finished or a stop was asked for
       const now = performance.now();
-      if (now < due && (now - lastCut) < SAMPLE_MS / 10) break; // woken right after a cut: nothing to sample
       this.cut(now, lastCut);
       lastCut = now;
-      if (this.durationMs !== null && now - this.loadStartedAt >= this.durationMs) control.stop();
+      if (this.durationMs !== null && now - this.loadStartedAt >= this.durationMs) {
+        endedOnTick = true;
+        break;
+      }
     }
     control.stop();
-    const partial = performance.now() - lastCut;
+    const stoppedAt = performance.now();
     await Promise.race([produced, new Promise((resolve) => setTimeout(resolve, DRAIN_TIMEOUT_MS))]);
-    if (partial >= SAMPLE_MS / 10 && lastCut - this.loadStartedAt < (this.durationMs ?? Number.POSITIVE_INFINITY)) {
-      this.cut(lastCut + partial, lastCut);
-    }
+    // The last, partial interval: acks that arrive while draining belong to records sent in it.
+    if (!endedOnTick && stoppedAt > lastCut) this.cut(stoppedAt, lastCut);
   }
 
   private cut(now: number, lastCut: number): void {
     const t = Math.round((now - this.loadStartedAt) / 100) / 10;
-    const warmup = now - this.loadStartedAt <= this.warmupMs + 1;
+    // An interval belongs to warm-up when most of it lies there (timers fire a little late).
+    const warmup = (lastCut + now) / 2 - this.loadStartedAt < this.warmupMs;
     const sample = this.meter.cut(t, now - lastCut, warmup);
     this.samples.push(sample);
     if (!warmup && this.phase === 'warmup') this.setPhase('measuring');
@@ -241,19 +245,19 @@ export class ScenarioRun extends EventEmitter {
     this.emit('progress', this.progress());
   }
 
-  private sleepUntil(due: number, running: () => boolean): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.off('wake', wake);
-        resolve();
-      };
-      const wake = () => {
-        if (!running() || this.stopRequested) done();
-      };
-      const timer = setTimeout(done, Math.max(0, due - performance.now()));
-      this.on('wake', wake);
-    });
+  /** Sleeps until `due` (timers may fire early, so it checks the clock) or until the run should end. */
+  private async sleepUntil(due: number, running: () => boolean): Promise<void> {
+    while (running() && !this.stopRequested && performance.now() < due) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.off('wake', done);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.max(1, due - performance.now()));
+        this.on('wake', done);
+      });
+    }
   }
 
   private finish(status: RunOutcome['status'], error: string | null): RunOutcome {

@@ -122,6 +122,7 @@ describe('startRecordedRun', () => {
     const stored = await history.getRun(live.id);
     expect(stored?.status).toBe('completed');
     expect(stored?.summary?.produced.records).toBe(record.summary?.produced.records);
+    expect(stored?.environment.bootstrap).toMatch(/^127\.0\.0\.1:\d+$/);
     const samples = await history.getSamples(live.id);
     expect(samples.length).toBe(live.samples().length);
     expect(samples[0]?.warmup).toBe(true);

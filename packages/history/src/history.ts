@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import type { RunListItem, RunRecord, RunStatus, RunSummary, Sample } from '@kbench/schema';
+import type { Environment, RunListItem, RunRecord, RunStatus, RunSummary, Sample } from '@kbench/schema';
 import { AmbiguousRunIdError, HistoryTooNewError, RunNotFoundError } from './errors.js';
 import { currentVersion, LATEST_SCHEMA_VERSION, migrate } from './migrations.js';
 import { defaultHistoryPath } from './paths.js';
@@ -38,6 +38,8 @@ export interface RunEnd {
   summary: RunSummary | null;
   error: string | null;
   finishedAt: string;
+  /** The environment as the run found it (bootstrap address, broker version), when known only at the end. */
+  environment?: Environment;
 }
 
 /** Shortest id prefix getRun accepts, so that a typo does not pick a run at random. */
@@ -113,7 +115,8 @@ export class History {
         await requireRun(connection, runId);
         await connection.run(
           `UPDATE runs SET status = $1, summary = $2, produced_rps = $3, produced_mbps = $4,
-             publish_p99_ms = $5, e2e_p99_ms = $6, error = $7, finished_at = $8
+             publish_p99_ms = $5, e2e_p99_ms = $6, error = $7, finished_at = $8,
+             environment = coalesce($10, environment)
            WHERE id = $9`,
           [
             end.status,
@@ -122,6 +125,7 @@ export class History {
             end.error,
             end.finishedAt,
             runId,
+            end.environment === undefined ? null : JSON.stringify(end.environment),
           ],
         );
       }),

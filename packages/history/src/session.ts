@@ -25,11 +25,9 @@ export function withConnection<T>(
   options: SessionOptions,
   work: (connection: DuckDBConnection) => Promise<T>,
 ): Promise<T> {
+  // The queue only ever holds settled-to-undefined promises, so one failed call does not stop the next.
   const previous = queues.get(path) ?? Promise.resolve();
-  const result = previous.then(
-    () => runSession(path, options, work),
-    () => runSession(path, options, work),
-  );
+  const result = previous.then(() => runSession(path, options, work));
   const settled = result.then(
     () => undefined,
     () => undefined,

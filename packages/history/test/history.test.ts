@@ -91,6 +91,15 @@ describe('runs', () => {
     expect(run?.error).toBe('broker unreachable');
   });
 
+  it('replaces the environment at the end when the run learned more of it', async () => {
+    const history = await History.open(file);
+    const run = makeRun();
+    await history.createRun(run);
+    const environment = { ...run.environment, bootstrap: '127.0.0.1:40123' };
+    await history.finishRun(run.id, { status: 'completed', summary: null, error: null, finishedAt: 'x', environment });
+    expect((await history.getRun(run.id))?.environment).toEqual(environment);
+  });
+
   it('returns samples in time order whatever order they were appended in', async () => {
     const history = await History.open(file);
     await history.createRun(makeRun());

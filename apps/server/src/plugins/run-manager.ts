@@ -1,5 +1,5 @@
 // Keeps the runs this process started and hands their live events to whoever listens.
-import { type LiveRun, type Progress, startRecordedRun } from '@kbench/engine';
+import type { LiveRun, Progress } from '@kbench/engine';
 import type { History } from '@kbench/history';
 import type { RunRecord, Sample, Scenario } from '@kbench/schema';
 import fp from 'fastify-plugin';
@@ -27,6 +27,8 @@ export class RunManager {
     }
     this.starting = true;
     try {
+      // Loaded on first use: the engine brings the native broker, which browsing the history does not need.
+      const { startRecordedRun } = await import('@kbench/engine');
       const run = await startRecordedRun(scenario, { history: this.history, source });
       this.live.set(run.id, run);
       void run.done.finally(() => this.live.delete(run.id));
@@ -58,7 +60,7 @@ export class RunManager {
       run.off('progress', onProgress);
     };
     // `done` resolves once the record is stored, so a listener that then reads the history sees it.
-    void run.done.then((record) => {
+    void run.done.then((record: RunRecord) => {
       if (!attached) return;
       detach();
       listener.end(record);

@@ -1,13 +1,33 @@
 // The scenario files on disk: listed recursively, read only from inside their folder.
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { checkScenario, readScenarioText, type Scenario, ScenarioError, type ScenarioIssue } from '@kbench/schema';
+import {
+  checkScenario,
+  readScenarioText,
+  type Scenario,
+  ScenarioError,
+  type ScenarioIssue,
+} from '@kbench/schema';
 import fp from 'fastify-plugin';
 import { HttpError } from '../http-error.js';
 
 const SCENARIO_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 /** Paths of scenarios from the user's own folder start with this, to keep them apart from the library's. */
 export const USER_PREFIX = 'user/';
+
+/** The knobs a person scans a list for, from the resolved scenario. */
+export interface ScenarioOutline {
+  target: string;
+  driver: string;
+  nodes: number;
+  partitions: number;
+  producers: number;
+  consumers: number;
+  messageSize: number | { min: number; max: number };
+  /** How long it runs: a duration ("60s") or a record count. */
+  length: string;
+  sweep: boolean;
+}
 
 export interface ScenarioEntry {
   path: string;
@@ -16,6 +36,21 @@ export interface ScenarioEntry {
   description: string;
   valid: boolean;
   issues?: ScenarioIssue[];
+  outline?: ScenarioOutline;
+}
+
+function outline(s: Scenario): ScenarioOutline {
+  return {
+    target: s.target,
+    driver: s.driver,
+    nodes: s.cluster.nodes,
+    partitions: s.topics.partitions,
+    producers: s.producers.count,
+    consumers: s.consumers.count,
+    messageSize: s.producers.messageSize,
+    length: s.records !== undefined ? `${s.records} records` : (s.duration ?? ''),
+    sweep: s.sweep !== undefined,
+  };
 }
 
 export interface ScenarioFile {
@@ -27,7 +62,9 @@ export interface ScenarioFile {
   issues?: ScenarioIssue[];
 }
 
-type Checked = { scenario: Scenario; issues?: undefined } | { scenario?: undefined; issues: ScenarioIssue[]; raw: unknown };
+type Checked =
+  | { scenario: Scenario; issues?: undefined }
+  | { scenario?: undefined; issues: ScenarioIssue[]; raw: unknown };
 
 function check(text: string, path: string): Checked {
   let raw: unknown;
@@ -91,6 +128,7 @@ export class ScenarioLibrary {
           valid: checked.issues === undefined,
         };
         if (checked.issues) entry.issues = checked.issues;
+        else if (checked.scenario) entry.outline = outline(checked.scenario);
         out.push(entry);
       }
     }
@@ -115,7 +153,12 @@ export class ScenarioLibrary {
       rel = path.slice(USER_PREFIX.length);
     }
     const parts = rel.split(/[\\/]/);
-    if (rel === '' || isAbsolute(rel) || rel.includes('\0') || parts.some((p) => p === '..' || p === '.' || p === '')) {
+    if (
+      rel === '' ||
+      isAbsolute(rel) ||
+      rel.includes('\0') ||
+      parts.some((p) => p === '..' || p === '.' || p === '')
+    ) {
       throw new HttpError(400, 'a scenario path is relative to the scenarios folder, without . or .. parts');
     }
     if (!SCENARIO_EXTENSIONS.has(extname(rel).toLowerCase())) {
@@ -131,7 +174,8 @@ export class ScenarioLibrary {
       throw notFound;
     }
     // A symlink may not lead out of the folder either.
-    if (!real.startsWith(realRoot + sep)) throw new HttpError(400, 'a scenario path must stay inside the scenarios folder');
+    if (!real.startsWith(realRoot + sep))
+      throw new HttpError(400, 'a scenario path must stay inside the scenarios folder');
     if (!(await stat(real)).isFile()) throw notFound;
     return real;
   }

@@ -1,6 +1,13 @@
-import { RUN_STATUSES, type RunStatus, type Scenario } from '@kbench/schema';
-import { applySet, checkScenario, readScenarioText, ScenarioError } from '@kbench/schema';
 import { samplesToCsv } from '@kbench/history';
+import {
+  applySet,
+  checkScenario,
+  RUN_STATUSES,
+  type RunStatus,
+  readScenarioText,
+  type Scenario,
+  ScenarioError,
+} from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, invalidScenario } from '../http-error.js';
 import { errorResponses, runIdParams, runListItem, runRecord, sample } from '../schemas.js';
@@ -27,7 +34,10 @@ async function scenarioFromBody(
 ): Promise<{ scenario: Scenario; source: string | null }> {
   const given = (['scenario', 'yaml', 'path'] as const).filter((k) => body[k] !== undefined);
   if (given.length !== 1) {
-    throw new HttpError(400, 'give exactly one of scenario (an object), yaml (text) or path (a file in scenarios/)');
+    throw new HttpError(
+      400,
+      'give exactly one of scenario (an object), yaml (text) or path (a file in scenarios/)',
+    );
   }
   let raw: unknown;
   let source: string | null = null;
@@ -130,7 +140,9 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<IdParams>(
     '/api/runs/:id/samples',
-    { schema: { params: runIdParams, response: { 200: { type: 'array', items: sample }, ...errorResponses } } },
+    {
+      schema: { params: runIdParams, response: { 200: { type: 'array', items: sample }, ...errorResponses } },
+    },
     async (request) => {
       const record = await findRun(request.params.id);
       // A live run writes its samples to the history every few seconds; its own list is current.
@@ -164,7 +176,8 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const record = await findRun(request.params.id);
-      if (app.runs.get(record.id)) throw new HttpError(409, `run ${record.id} is still running; stop it first`);
+      if (app.runs.get(record.id))
+        throw new HttpError(409, `run ${record.id} is still running; stop it first`);
       if (!(await app.history.deleteRun(record.id))) throw new HttpError(404, `no run ${request.params.id}`);
       return { deleted: record.id };
     },

@@ -21,6 +21,21 @@ export async function scenarioRoutes(app: FastifyInstance): Promise<void> {
                 description: { type: 'string' },
                 valid: { type: 'boolean' },
                 issues,
+                outline: {
+                  type: 'object',
+                  properties: {
+                    target: { type: 'string' },
+                    driver: { type: 'string' },
+                    nodes: { type: 'integer' },
+                    partitions: { type: 'integer' },
+                    producers: { type: 'integer' },
+                    consumers: { type: 'integer' },
+                    // A size in bytes, or a { min, max } range.
+                    messageSize: {},
+                    length: { type: 'string' },
+                    sweep: { type: 'boolean' },
+                  },
+                },
               },
             },
           },

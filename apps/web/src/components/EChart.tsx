@@ -56,7 +56,15 @@ export function sameOption(a: unknown, b: unknown): boolean {
   return ka.every((k) => Object.hasOwn(rb, k) && sameOption(ra[k], rb[k]));
 }
 
-export function EChart({ option, theme, renderer = 'svg', height = 280, className, style, ...rest }: EChartProps) {
+export function EChart({
+  option,
+  theme,
+  renderer = 'svg',
+  height = 280,
+  className,
+  style,
+  ...rest
+}: EChartProps) {
   const container = useRef<HTMLDivElement>(null);
   const chart = useRef<echarts.ECharts | null>(null);
   const applied = useRef<EChartsOption | null>(null);
@@ -68,7 +76,8 @@ export function EChart({ option, theme, renderer = 'svg', height = 280, classNam
     const instance = echarts.init(el, theme, { renderer });
     chart.current = instance;
     applied.current = null;
-    const observer = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => instance.resize());
+    const observer =
+      typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => instance.resize());
     observer?.observe(el);
     return () => {
       observer?.disconnect();
@@ -78,6 +87,7 @@ export function EChart({ option, theme, renderer = 'svg', height = 280, classNam
     };
   }, [theme, renderer]);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new instance (theme or renderer changed) needs the option again
   useEffect(() => {
     const instance = chart.current;
     if (!instance || instance.isDisposed()) return;

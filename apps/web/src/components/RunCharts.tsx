@@ -9,9 +9,14 @@ export function RunCharts({ samples, label }: { samples: Sample[]; label?: strin
   return (
     <div className="chart-grid" data-testid="charts">
       {specs.map((spec) => (
-        <section key={spec.id} className="panel" data-testid={`chart-${spec.id}`}>
-          <h3 className="panel-title">{spec.title}</h3>
-          <EChart option={spec.option as EChartsOption} height={260} />
+        // The option carries its own title, so the panel adds none.
+        <section
+          key={spec.id}
+          className="panel chart-panel"
+          aria-label={spec.title}
+          data-testid={`chart-${spec.id}`}
+        >
+          <EChart option={spec.option as EChartsOption} height={320} />
         </section>
       ))}
     </div>

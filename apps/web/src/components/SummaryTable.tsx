@@ -9,7 +9,15 @@ const PERCENTILES: [keyof LatencySummary, string][] = [
   ['max', 'max'],
 ];
 
-function LatencyRow({ label, latency, testId }: { label: string; latency: LatencySummary | null; testId: string }) {
+function LatencyRow({
+  label,
+  latency,
+  testId,
+}: {
+  label: string;
+  latency: LatencySummary | null;
+  testId: string;
+}) {
   return (
     <tr data-testid={testId}>
       <th scope="row">{label}</th>
@@ -65,8 +73,16 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
           </tr>
         </thead>
         <tbody>
-          <LatencyRow label="Publish (send → ack)" latency={summary.publishLatencyMs} testId="summary-publish" />
-          <LatencyRow label="End to end (send → receive)" latency={summary.endToEndLatencyMs} testId="summary-e2e" />
+          <LatencyRow
+            label="Publish (send → ack)"
+            latency={summary.publishLatencyMs}
+            testId="summary-publish"
+          />
+          <LatencyRow
+            label="End to end (send → receive)"
+            latency={summary.endToEndLatencyMs}
+            testId="summary-e2e"
+          />
         </tbody>
       </table>
     </div>

@@ -55,7 +55,10 @@ export function ProgressBar({ progress }: { progress: Progress }) {
         aria-valuemax={100}
         aria-valuenow={pct === null ? undefined : Math.round(pct)}
       >
-        <div className={`progress-fill${pct === null ? ' indeterminate' : ''}`} style={{ width: `${pct ?? 30}%` }} />
+        <div
+          className={`progress-fill${pct === null ? ' indeterminate' : ''}`}
+          style={{ width: `${pct ?? 30}%` }}
+        />
       </div>
     </div>
   );

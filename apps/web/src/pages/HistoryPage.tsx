@@ -35,7 +35,11 @@ export function HistoryPage() {
             value={search}
             onChange={(e) => setSearch(e.target.value)}
           />
-          <select value={status} onChange={(e) => setStatus(e.target.value as RunStatus | '')} aria-label="Status">
+          <select
+            value={status}
+            onChange={(e) => setStatus(e.target.value as RunStatus | '')}
+            aria-label="Status"
+          >
             <option value="">any status</option>
             {RUN_STATUSES.map((s) => (
               <option key={s} value={s}>

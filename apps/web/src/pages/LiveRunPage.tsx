@@ -1,7 +1,7 @@
 // A run as it happens: progress, headline figures and live charts; the summary when it ends.
 import type { Sample } from '@kbench/schema';
 import { useEffect, useMemo, useState } from 'react';
-import { ApiError, api, type RunRecord } from '../api';
+import { type ApiError, api, type RunRecord } from '../api';
 import { ErrorNote, ProgressBar, Stat, StatusBadge } from '../components/bits';
 import { RunCharts } from '../components/RunCharts';
 import { SummaryTable } from '../components/SummaryTable';
@@ -23,7 +23,10 @@ function Headline({ last }: { last: Sample | undefined }) {
         value={formatRecordsPerSec(last ? perSec(last.producedRecords, last) : null)}
         testId="live-rate"
       />
-      <Stat label="value bytes produced" value={formatMBPerSec(last ? perSec(last.producedBytes, last) / MIB : null)} />
+      <Stat
+        label="value bytes produced"
+        value={formatMBPerSec(last ? perSec(last.producedBytes, last) / MIB : null)}
+      />
       <Stat
         label="consumed, last second"
         value={formatRecordsPerSec(last ? perSec(last.consumedRecords, last) : null)}
@@ -77,13 +80,20 @@ export function LiveRunPage({ id }: { id: string }) {
             <a href={href.history}>History</a> / run <code>{id}</code>
           </div>
           <h1>
-            {record?.scenario.name ?? 'Run'} {record && <StatusBadge status={live.record?.status ?? 'running'} />}
+            {record?.scenario.name ?? 'Run'}{' '}
+            {record && <StatusBadge status={live.record?.status ?? 'running'} />}
           </h1>
           {record?.scenario.description && <p className="muted">{record.scenario.description}</p>}
         </div>
         <div className="actions">
           {!ended && (
-            <button type="button" className="btn danger" onClick={stop} disabled={stopping} data-testid="stop-run">
+            <button
+              type="button"
+              className="btn danger"
+              onClick={stop}
+              disabled={stopping}
+              data-testid="stop-run"
+            >
               {stopping ? 'Stopping…' : '■ Stop'}
             </button>
           )}
@@ -96,15 +106,17 @@ export function LiveRunPage({ id }: { id: string }) {
       </div>
       {error && <ErrorNote error={error} />}
       {!ended && live.progress && <ProgressBar progress={live.progress} />}
-      {!ended && !live.progress && <p className="muted">Connecting…</p>}
+      {!ended && !live.progress && (
+        <p className="muted">
+          {live.connected
+            ? 'Recorded by another process (the CLI): figures arrive as it stores them, every few seconds.'
+            : 'Connecting…'}
+        </p>
+      )}
       {ended && live.record?.error && <ErrorNote error={live.record.error} />}
       {ended && live.record?.summary && <SummaryTable summary={live.record.summary} />}
       {!ended && <Headline last={last} />}
-      {samples.length > 0 ? (
-        <RunCharts samples={samples} {...(label ? { label } : {})} />
-      ) : (
-        !ended && <p className="muted">The first sample arrives about a second after load starts.</p>
-      )}
+      {(samples.length > 0 || !ended) && <RunCharts samples={samples} {...(label ? { label } : {})} />}
     </div>
   );
 }

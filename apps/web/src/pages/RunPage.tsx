@@ -11,7 +11,10 @@ import { href, navigate } from '../router';
 function EnvironmentTable({ record }: { record: RunRecord }) {
   const env = record.environment;
   const rows: [string, string][] = [
-    ['Target', `${env.target}${env.bootstrap ? ` (${env.bootstrap})` : ''}`],
+    [
+      'Target',
+      env.bootstrap && env.bootstrap !== env.target ? `${env.target} (${env.bootstrap})` : env.target,
+    ],
     ['Driver', env.driver],
     ['CPU', `${env.cores} cores${env.cpuModel ? `, ${env.cpuModel}` : ''}`],
     ['Memory', formatBytes(env.memoryBytes)],
@@ -46,7 +49,8 @@ export function RunPage({ id }: { id: string }) {
   }, [id]);
 
   const remove = async () => {
-    if (!record || !window.confirm(`Delete run ${record.id} (${record.scenario.name}) and its samples?`)) return;
+    if (!record || !window.confirm(`Delete run ${record.id} (${record.scenario.name}) and its samples?`))
+      return;
     try {
       await api.deleteRun(record.id);
       navigate(href.history);
@@ -79,10 +83,20 @@ export function RunPage({ id }: { id: string }) {
               Watch live
             </a>
           )}
-          <a className="btn" href={api.csvUrl(record.id)} download={`kbench-${record.id}.csv`} data-testid="csv-link">
+          <a
+            className="btn"
+            href={api.csvUrl(record.id)}
+            download={`kbench-${record.id}.csv`}
+            data-testid="csv-link"
+          >
             ⬇ Samples CSV
           </a>
-          <button type="button" className="btn ghost danger-text" onClick={remove} disabled={record.status === 'running'}>
+          <button
+            type="button"
+            className="btn ghost danger-text"
+            onClick={remove}
+            disabled={record.status === 'running'}
+          >
             Delete
           </button>
         </div>

@@ -1,7 +1,9 @@
 // Home: the scenario library, grouped by folder, each with a Run button.
 import { useEffect, useMemo, useState } from 'react';
+import type { ScenarioOutline } from '../api';
 import { ApiError, api, type ScenarioEntry } from '../api';
 import { Empty, ErrorNote } from '../components/bits';
+import { formatBytes } from '../format';
 import { href, navigate } from '../router';
 
 function groupByFolder(entries: ScenarioEntry[]): [string, ScenarioEntry[]][] {
@@ -13,6 +15,30 @@ function groupByFolder(entries: ScenarioEntry[]): [string, ScenarioEntry[]][] {
   }
   // Top-level files (the quick start) first, then folders in order.
   return [...groups.entries()].sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b)));
+}
+
+function plural(n: number, one: string): string {
+  return `${n} ${one}${n === 1 ? '' : 's'}`;
+}
+
+/** "10s · kafkajs · 1 producer · 1 consumer · 3 partitions · 100 B" */
+function outlineText(o: ScenarioOutline): string {
+  const size =
+    typeof o.messageSize === 'number'
+      ? formatBytes(o.messageSize)
+      : `${formatBytes(o.messageSize.min)}–${formatBytes(o.messageSize.max)}`;
+  return [
+    o.length,
+    o.driver,
+    o.target === 'bundled' ? `bundled, ${plural(o.nodes, 'node')}` : o.target,
+    plural(o.producers, 'producer'),
+    plural(o.consumers, 'consumer'),
+    plural(o.partitions, 'partition'),
+    `${size} records`,
+    o.sweep ? 'sweep' : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
 }
 
 function ScenarioCard({
@@ -37,7 +63,10 @@ function ScenarioCard({
     <li className="scenario" data-testid="scenario" data-path={entry.path}>
       <div className="scenario-main">
         <div className="scenario-name">{entry.name}</div>
-        <div className="scenario-path">{entry.path}</div>
+        <div className="scenario-path">
+          {entry.path}
+          {entry.outline && <span className="scenario-outline"> — {outlineText(entry.outline)}</span>}
+        </div>
         {entry.description && <p className="scenario-description">{entry.description}</p>}
         {!entry.valid && entry.issues && (
           <ErrorNote error={new ApiError(400, 'This scenario is not valid', entry.issues)} />
@@ -52,9 +81,15 @@ function ScenarioCard({
           type="button"
           className="btn primary"
           data-testid="run-scenario"
-          disabled={!entry.valid || busy}
+          disabled={!entry.valid || busy || entry.outline?.sweep}
           onClick={() => onRun(entry)}
-          title={entry.valid ? `Run ${entry.path}` : 'Fix the scenario file first'}
+          title={
+            !entry.valid
+              ? 'Fix the scenario file first'
+              : entry.outline?.sweep
+                ? 'A sweep runs from the CLI: kbench sweep <file>'
+                : `Run ${entry.path}`
+          }
         >
           ▶ Run
         </button>
@@ -100,11 +135,15 @@ export function ScenariosPage() {
     return (
       <Empty title="No scenarios yet" testId="scenarios-empty">
         <p>
-          Scenarios are YAML files in the <code>scenarios/</code> folder of the workbench, one folder per published
-          benchmark. Add a file such as <code>scenarios/my-test.yaml</code>:
+          Scenarios are YAML files in the <code>scenarios/</code> folder of the workbench, one folder per
+          published benchmark. Add a file such as <code>scenarios/my-test.yaml</code>:
         </p>
-        <pre className="yaml">{'name: my first test\nduration: 30s\nproducers: { count: 1 }\nconsumers: { count: 1 }\n'}</pre>
-        <p>then reload this page, or run it headless with <code>npx kbench run scenarios/my-test.yaml</code>.</p>
+        <pre className="yaml">
+          {'name: my first test\nduration: 30s\nproducers: { count: 1 }\nconsumers: { count: 1 }\n'}
+        </pre>
+        <p>
+          then reload this page, or run it headless with <code>npx kbench run scenarios/my-test.yaml</code>.
+        </p>
       </Empty>
     );
   }

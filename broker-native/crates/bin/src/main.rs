@@ -17,14 +17,14 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<BrokerConfig, String
     let mut auto_create = false;
     let mut args = args;
     while let Some(flag) = args.next() {
-        let mut value = |name: &str| {
-            args.next()
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
+        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
         match flag.as_str() {
             "--port" => {
                 let v = value("--port")?;
-                port = Some(v.parse().map_err(|_| format!("--port: not a port number: {v}"))?);
+                port = Some(
+                    v.parse()
+                        .map_err(|_| format!("--port: not a port number: {v}"))?,
+                );
             }
             "--data-dir" => data_dir = Some(value("--data-dir")?),
             "--host" => host = value("--host")?,
@@ -104,13 +104,29 @@ mod tests {
     use super::*;
 
     fn args(list: &[&str]) -> impl Iterator<Item = String> {
-        list.iter().map(|s| s.to_string()).collect::<Vec<_>>().into_iter()
+        list.iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .into_iter()
     }
 
     #[test]
     fn parses_all_flags() {
-        let config = parse_args(args(&["--port", "0", "--data-dir", "/tmp/x", "--host", "0.0.0.0", "--node-id", "3"])).unwrap();
-        assert_eq!((config.port, config.node_id, config.host.as_str()), (0, 3, "0.0.0.0"));
+        let config = parse_args(args(&[
+            "--port",
+            "0",
+            "--data-dir",
+            "/tmp/x",
+            "--host",
+            "0.0.0.0",
+            "--node-id",
+            "3",
+        ]))
+        .unwrap();
+        assert_eq!(
+            (config.port, config.node_id, config.host.as_str()),
+            (0, 3, "0.0.0.0")
+        );
     }
 
     #[test]

@@ -89,8 +89,9 @@ impl Broker {
             },
         )?;
         #[cfg(feature = "groups")]
-        let groups = GroupCoordinator::open(&config.data_dir.join("__groups"), GroupConfig::default())
-            .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
+        let groups =
+            GroupCoordinator::open(&config.data_dir.join("__groups"), GroupConfig::default())
+                .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
         Ok(Broker {
             config,
             port,

@@ -60,7 +60,9 @@ pub trait VersionTable {
 /// Decodes one frame body (without its size prefix).
 pub fn decode_request(mut frame: Bytes, versions: &impl VersionTable) -> Result<DecodedRequest> {
     if frame.len() < 4 {
-        return Err(Error::Malformed("frame shorter than a request header".into()));
+        return Err(Error::Malformed(
+            "frame shorter than a request header".into(),
+        ));
     }
     let raw_key = i16::from_be_bytes([frame[0], frame[1]]);
     let version = i16::from_be_bytes([frame[2], frame[3]]);
@@ -84,8 +86,8 @@ pub fn decode_request(mut frame: Bytes, versions: &impl VersionTable) -> Result<
             version,
         });
     }
-    let header =
-        RequestHeader::decode(&mut frame, api_key.request_header_version(version)).map_err(malformed)?;
+    let header = RequestHeader::decode(&mut frame, api_key.request_header_version(version))
+        .map_err(malformed)?;
     let body = decode_body(api_key, &mut frame, version)?;
     if frame.has_remaining() {
         return Err(Error::Malformed(format!(
@@ -224,21 +226,30 @@ mod tests {
         let frame = Bytes::from_static(b"\x7f\x00\x00\x00\x00\x00\x00\x01\x00\x00");
         assert!(matches!(
             decode_request(frame, &All),
-            Err(Error::UnsupportedApi { api_key: 0x7f00, .. })
+            Err(Error::UnsupportedApi {
+                api_key: 0x7f00,
+                ..
+            })
         ));
     }
 
     #[test]
     fn truncated_body_is_malformed() {
         let frame = Bytes::from_static(&METADATA_V1_REQUEST[..METADATA_V1_REQUEST.len() - 1]);
-        assert!(matches!(decode_request(frame, &All), Err(Error::Malformed(_))));
+        assert!(matches!(
+            decode_request(frame, &All),
+            Err(Error::Malformed(_))
+        ));
     }
 
     #[test]
     fn trailing_bytes_are_malformed() {
         let mut frame = METADATA_V1_REQUEST.to_vec();
         frame.push(0);
-        assert!(matches!(decode_request(Bytes::from(frame), &All), Err(Error::Malformed(_))));
+        assert!(matches!(
+            decode_request(Bytes::from(frame), &All),
+            Err(Error::Malformed(_))
+        ));
     }
 
     #[test]
@@ -247,7 +258,10 @@ mod tests {
         assert_eq!(peek_frame_size(&[0, 0, 0, 100, 9], 100).unwrap(), Some(100));
         assert!(matches!(
             peek_frame_size(&[0, 0, 0, 101], 100),
-            Err(Error::FrameTooLarge { size: 101, max: 100 })
+            Err(Error::FrameTooLarge {
+                size: 101,
+                max: 100
+            })
         ));
         assert!(peek_frame_size(&[0xff, 0xff, 0xff, 0xff], 100).is_err());
     }
@@ -258,7 +272,10 @@ mod tests {
         response.error_code = 35;
         let frame = encode_response(7, ApiKey::ApiVersions, 0, &response).unwrap();
         // size 10, correlation id 7, error 35, empty api_keys array.
-        assert_eq!(&frame[..], b"\x00\x00\x00\x0a\x00\x00\x00\x07\x00\x23\x00\x00\x00\x00");
+        assert_eq!(
+            &frame[..],
+            b"\x00\x00\x00\x0a\x00\x00\x00\x07\x00\x23\x00\x00\x00\x00"
+        );
     }
 
     #[test]

@@ -13,7 +13,10 @@ pub enum Error {
     Io(#[from] std::io::Error),
 
     #[error("{message} (kafka error {code:?})")]
-    Kafka { code: ResponseError, message: String },
+    Kafka {
+        code: ResponseError,
+        message: String,
+    },
 
     #[error("frame of {size} bytes exceeds the maximum of {max}")]
     FrameTooLarge { size: usize, max: usize },

@@ -68,7 +68,11 @@ async fn accept_loop(
         let mut shutdown = notify_shutdown.subscribe();
         let done = shutdown_complete.clone();
         tokio::spawn(async move {
-            connection.broker.stats.connections.fetch_add(1, Ordering::Relaxed);
+            connection
+                .broker
+                .stats
+                .connections
+                .fetch_add(1, Ordering::Relaxed);
             let broker = connection.broker.clone();
             if let Err(e) = connection.serve(&mut shutdown).await {
                 tracing::debug!(%peer, error = %e, "connection closed");

@@ -1,7 +1,9 @@
 //! The server over real sockets: bad frames close only their connection.
 
 use bytes::{BufMut, BytesMut};
-use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader};
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
+};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use kbench_broker_core::{start, BrokerConfig, BrokerHandle};
 use std::time::Duration;
@@ -22,7 +24,10 @@ fn api_versions_frame(version: i16, correlation_id: i32) -> BytesMut {
     header.client_id = Some(StrBytes::from_static_str("test"));
     let mut body = BytesMut::new();
     header
-        .encode(&mut body, ApiKey::ApiVersions.request_header_version(version))
+        .encode(
+            &mut body,
+            ApiKey::ApiVersions.request_header_version(version),
+        )
         .unwrap();
     let mut req = ApiVersionsRequest::default();
     req.client_software_name = StrBytes::from_static_str("test");
@@ -63,7 +68,9 @@ async fn answers_api_versions(port: u16) -> ApiVersionsResponse {
 async fn oversized_frame_closes_only_that_connection() {
     let dir = tempfile::tempdir().unwrap();
     let broker = broker(dir.path()).await;
-    let mut stream = TcpStream::connect(("127.0.0.1", broker.port())).await.unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", broker.port()))
+        .await
+        .unwrap();
     stream.write_all(&4096i32.to_be_bytes()).await.unwrap();
     assert!(is_closed(&mut stream).await);
     assert_eq!(answers_api_versions(broker.port()).await.error_code, 0);
@@ -74,14 +81,19 @@ async fn oversized_frame_closes_only_that_connection() {
 async fn garbage_frame_closes_only_that_connection() {
     let dir = tempfile::tempdir().unwrap();
     let broker = broker(dir.path()).await;
-    let mut stream = TcpStream::connect(("127.0.0.1", broker.port())).await.unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", broker.port()))
+        .await
+        .unwrap();
     stream
         .write_all(b"\x00\x00\x00\x0c\x7f\x7f\x00\x01garbage!")
         .await
         .unwrap();
     assert!(is_closed(&mut stream).await);
     let response = answers_api_versions(broker.port()).await;
-    assert!(response.api_keys.iter().any(|k| k.api_key == ApiKey::Produce as i16));
+    assert!(response
+        .api_keys
+        .iter()
+        .any(|k| k.api_key == ApiKey::Produce as i16));
     broker.stop().await.unwrap();
 }
 
@@ -89,13 +101,23 @@ async fn garbage_frame_closes_only_that_connection() {
 async fn unsupported_api_versions_version_gets_a_v0_error_response() {
     let dir = tempfile::tempdir().unwrap();
     let broker = broker(dir.path()).await;
-    let mut stream = TcpStream::connect(("127.0.0.1", broker.port())).await.unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", broker.port()))
+        .await
+        .unwrap();
     stream.write_all(&api_versions_frame(9, 7)).await.unwrap();
     let mut response = read_response(&mut stream).await;
-    assert_eq!(ResponseHeader::decode(&mut response, 0).unwrap().correlation_id, 7);
+    assert_eq!(
+        ResponseHeader::decode(&mut response, 0)
+            .unwrap()
+            .correlation_id,
+        7
+    );
     let body = ApiVersionsResponse::decode(&mut response, 0).unwrap();
     assert_eq!(body.error_code, 35);
-    assert!(body.api_keys.iter().any(|k| k.api_key == ApiKey::ApiVersions as i16 && k.max_version >= 3));
+    assert!(body
+        .api_keys
+        .iter()
+        .any(|k| k.api_key == ApiKey::ApiVersions as i16 && k.max_version >= 3));
     broker.stop().await.unwrap();
 }
 
@@ -103,14 +125,85 @@ async fn unsupported_api_versions_version_gets_a_v0_error_response() {
 async fn requests_on_one_connection_are_answered_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let broker = broker(dir.path()).await;
-    let mut stream = TcpStream::connect(("127.0.0.1", broker.port())).await.unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", broker.port()))
+        .await
+        .unwrap();
     let mut both = api_versions_frame(3, 1);
     both.extend_from_slice(&api_versions_frame(2, 2));
     stream.write_all(&both).await.unwrap();
     for expected in [1, 2] {
         let mut response = read_response(&mut stream).await;
-        assert_eq!(ResponseHeader::decode(&mut response, 0).unwrap().correlation_id, expected);
+        assert_eq!(
+            ResponseHeader::decode(&mut response, 0)
+                .unwrap()
+                .correlation_id,
+            expected
+        );
     }
+    broker.stop().await.unwrap();
+}
+
+fn produce_acks0_frame(correlation_id: i32) -> BytesMut {
+    use kafka_protocol::indexmap::IndexMap;
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    use kafka_protocol::messages::{ProduceRequest, TopicName};
+    use kafka_protocol::records::*;
+    let record = Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: 0,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: 0,
+        timestamp: 0,
+        key: None,
+        value: Some(bytes::Bytes::from_static(b"hello")),
+        headers: IndexMap::new(),
+    };
+    let mut records = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut records,
+        [&record],
+        &RecordEncodeOptions { version: 2, compression: Compression::None },
+    )
+    .unwrap();
+    let mut data = PartitionProduceData::default();
+    data.records = Some(records.freeze());
+    let mut topic = TopicProduceData::default();
+    topic.name = TopicName(StrBytes::from_static_str("t"));
+    topic.partition_data = vec![data];
+    let mut req = ProduceRequest::default();
+    req.acks = 0;
+    req.timeout_ms = 1000;
+    req.topic_data = vec![topic];
+    let mut header = RequestHeader::default();
+    header.request_api_key = ApiKey::Produce as i16;
+    header.request_api_version = 7;
+    header.correlation_id = correlation_id;
+    let mut body = BytesMut::new();
+    header.encode(&mut body, 1).unwrap();
+    req.encode(&mut body, 7).unwrap();
+    let mut frame = BytesMut::new();
+    frame.put_i32(body.len() as i32);
+    frame.extend_from_slice(&body);
+    frame
+}
+
+#[tokio::test]
+async fn produce_with_acks_zero_gets_no_response_but_is_appended() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = broker(dir.path()).await;
+    broker.broker().log.create_topic("t", 1, false).unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", broker.port())).await.unwrap();
+    let mut frames = produce_acks0_frame(1);
+    frames.extend_from_slice(&api_versions_frame(3, 2));
+    stream.write_all(&frames).await.unwrap();
+    let mut response = read_response(&mut stream).await;
+    assert_eq!(ResponseHeader::decode(&mut response, 0).unwrap().correlation_id, 2);
+    assert_eq!(broker.broker().log.partition("t", 0).unwrap().high_watermark(), 1);
     broker.stop().await.unwrap();
 }
 
@@ -118,11 +211,15 @@ async fn requests_on_one_connection_are_answered_in_order() {
 async fn stop_closes_open_connections_and_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let broker = broker(dir.path()).await;
-    let mut stream = TcpStream::connect(("127.0.0.1", broker.port())).await.unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", broker.port()))
+        .await
+        .unwrap();
     stream.write_all(&api_versions_frame(3, 1)).await.unwrap();
     read_response(&mut stream).await;
     broker.stop().await.unwrap();
     broker.stop().await.unwrap();
     assert!(is_closed(&mut stream).await);
-    assert!(TcpStream::connect(("127.0.0.1", broker.port())).await.is_err());
+    assert!(TcpStream::connect(("127.0.0.1", broker.port()))
+        .await
+        .is_err());
 }

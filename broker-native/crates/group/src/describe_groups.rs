@@ -5,7 +5,7 @@ use kafka_protocol::messages::describe_groups_response::{DescribedGroup, Describ
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse, GroupId};
 
 use crate::state::{Group, GroupState};
-use crate::{GroupCoordinator, lock, str_bytes};
+use crate::{lock, str_bytes, GroupCoordinator};
 
 /// READ, DELETE and DESCRIBE: the group operations, all allowed (no ACLs).
 const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8);
@@ -86,8 +86,8 @@ fn describe(group: &Group, version: i16) -> DescribedGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ClientInfo;
     use crate::test_support::*;
+    use crate::ClientInfo;
     use bytes::Bytes;
 
     fn request(groups: &[&str]) -> DescribeGroupsRequest {

@@ -5,7 +5,7 @@ use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
 use tokio::time::Instant;
 
 use crate::state::GroupState;
-use crate::{GroupCoordinator, error_code, lock};
+use crate::{error_code, lock, GroupCoordinator};
 
 pub(crate) fn heartbeat(
     coordinator: &GroupCoordinator,

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use crate::member::{Member, Protocol};
 use crate::state::{Group, GroupState, JoinOutcome};
-use crate::{ClientInfo, GroupCoordinator, error_code, lock, str_bytes};
+use crate::{error_code, lock, str_bytes, ClientInfo, GroupCoordinator};
 
 enum JoinStep {
     Done(JoinOutcome),
@@ -323,6 +323,22 @@ mod tests {
         let res = join_new(&c, "g", RANGE).await;
         assert_eq!(res.error_code, 0);
         assert!(started.elapsed() >= Duration::from_millis(3000));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn v0_join_uses_session_timeout_as_rebalance_timeout() {
+        use kafka_protocol::protocol::{Decodable, Encodable};
+        let dir = TempDir::new("join-v0");
+        let c = open(&dir);
+        let mut buf = bytes::BytesMut::new();
+        join_request("g", "", RANGE).encode(&mut buf, 0).unwrap();
+        let decoded = JoinGroupRequest::decode(&mut buf.freeze(), 0).unwrap();
+        let res = c.join_group(decoded, 0).await;
+        assert_eq!(res.error_code, 0);
+        let group = c.group("g").unwrap();
+        let group = lock(&group);
+        let member = group.member(res.member_id.as_str()).unwrap();
+        assert_eq!(member.rebalance_timeout, member.session_timeout);
     }
 
     fn success_outcome() -> JoinOutcome {

@@ -6,7 +6,7 @@ use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
 use tokio::time::Instant;
 
 use crate::state::GroupState;
-use crate::{GroupCoordinator, error_code, lock, str_bytes};
+use crate::{error_code, lock, str_bytes, GroupCoordinator};
 
 struct Leaving {
     member_id: String,
@@ -102,8 +102,8 @@ fn leave(
 mod tests {
     use super::*;
     use crate::test_support::*;
-    use kafka_protocol::messages::GroupId;
     use kafka_protocol::messages::leave_group_request::MemberIdentity;
+    use kafka_protocol::messages::GroupId;
 
     const RANGE: &[(&str, &[u8])] = &[("range", b"meta")];
 

@@ -105,6 +105,8 @@ impl Error {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupConfig {
     /// Lower bound for a member's session timeout (Kafka: `group.min.session.timeout.ms`).
+    /// Requested timeouts outside the bounds are clamped, not rejected as
+    /// Kafka's INVALID_SESSION_TIMEOUT would.
     pub min_session_timeout_ms: i32,
     /// Upper bound for a member's session timeout (Kafka: `group.max.session.timeout.ms`).
     pub max_session_timeout_ms: i32,
@@ -324,4 +326,102 @@ pub(crate) fn str_bytes(text: impl Into<String>) -> StrBytes {
 /// Kafka's error code for an optional error.
 pub(crate) fn error_code(error: Option<ResponseError>) -> i16 {
     error.map_or(0, |e| e.code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::*;
+    use bytes::Bytes;
+
+    const RANGE: &[(&str, &[u8])] = &[("range", b"meta")];
+
+    /// A consumer's membership loop: join (answering MEMBER_ID_REQUIRED),
+    /// sync (the leader hands each member its own id), heartbeat, and
+    /// rejoin whenever the group rebalances.
+    async fn consumer(c: Arc<GroupCoordinator>) {
+        let mut member_id = String::new();
+        loop {
+            let joined = c.join_group(join_request("g", &member_id, RANGE), 5).await;
+            member_id = joined.member_id.to_string();
+            if joined.error_code != 0 {
+                continue;
+            }
+            let assignments: Vec<(String, Bytes)> = joined
+                .members
+                .iter()
+                .map(|m| {
+                    (
+                        m.member_id.to_string(),
+                        Bytes::from(m.member_id.to_string()),
+                    )
+                })
+                .collect();
+            let assignments: Vec<(&str, &[u8])> = assignments
+                .iter()
+                .map(|(id, a)| (id.as_str(), a.as_ref()))
+                .collect();
+            let synced = c
+                .sync_group(
+                    sync_request("g", &member_id, joined.generation_id, &assignments),
+                    5,
+                )
+                .await;
+            if synced.error_code != 0 {
+                continue;
+            }
+            assert_eq!(synced.assignment, Bytes::from(member_id.clone()));
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                let beat = c.heartbeat(heartbeat_request("g", &member_id, joined.generation_id), 4);
+                if beat.error_code != 0 {
+                    break;
+                }
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn five_consumers_converge_on_one_stable_generation() {
+        let dir = TempDir::new("converge");
+        let c = open(&dir);
+        let consumers: Vec<_> = (0..5).map(|_| tokio::spawn(consumer(c.clone()))).collect();
+        let mut converged = false;
+        for _ in 0..120 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let mut req = DescribeGroupsRequest::default();
+            req.groups = vec![kafka_protocol::messages::GroupId(str_bytes("g"))];
+            let group = c.describe_groups(req, 5).groups.remove(0);
+            converged = group.group_state.as_str() == "Stable"
+                && group.members.len() == 5
+                && group
+                    .members
+                    .iter()
+                    .all(|m| !m.member_assignment.is_empty());
+            if converged {
+                break;
+            }
+        }
+        for consumer in consumers {
+            consumer.abort();
+        }
+        assert!(converged);
+    }
+
+    #[test]
+    fn open_outside_a_runtime_is_no_runtime() {
+        let dir = TempDir::new("no-runtime");
+        let result = GroupCoordinator::open(dir.path(), GroupConfig::default());
+        assert!(matches!(result, Err(Error::NoRuntime)));
+    }
+
+    #[test]
+    fn supported_versions_cover_every_group_api_once() {
+        let mut keys: Vec<i16> = GroupCoordinator::supported_versions()
+            .iter()
+            .map(|(key, _, _)| *key)
+            .collect();
+        keys.sort();
+        assert_eq!(keys, vec![8, 9, 11, 12, 13, 14, 15, 16]);
+    }
 }

@@ -6,7 +6,7 @@ use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
 
 use crate::state::GroupState;
-use crate::{GroupCoordinator, lock, str_bytes};
+use crate::{lock, str_bytes, GroupCoordinator};
 
 /// The only group type this coordinator runs (KIP-848 groups are "consumer").
 const CLASSIC: &str = "classic";

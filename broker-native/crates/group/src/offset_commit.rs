@@ -8,7 +8,7 @@ use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
 
 use crate::offsets::{CommittedOffset, PartitionCommit};
 use crate::state::{Group, GroupState};
-use crate::{GroupCoordinator, lock};
+use crate::{lock, GroupCoordinator};
 
 /// Kafka's `offset.metadata.max.bytes` default.
 const MAX_METADATA_BYTES: usize = 4096;
@@ -113,11 +113,11 @@ pub(crate) mod tests {
     use super::*;
     use crate::str_bytes;
     use crate::test_support::*;
-    use kafka_protocol::messages::GroupId;
-    use kafka_protocol::messages::TopicName;
     use kafka_protocol::messages::offset_commit_request::{
         OffsetCommitRequestPartition, OffsetCommitRequestTopic,
     };
+    use kafka_protocol::messages::GroupId;
+    use kafka_protocol::messages::TopicName;
 
     const RANGE: &[(&str, &[u8])] = &[("range", b"meta")];
 

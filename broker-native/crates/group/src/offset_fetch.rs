@@ -9,7 +9,7 @@ use kafka_protocol::messages::offset_fetch_response::{
 use kafka_protocol::messages::{GroupId, OffsetFetchRequest, OffsetFetchResponse, TopicName};
 
 use crate::offsets::CommittedOffset;
-use crate::{GroupCoordinator, str_bytes};
+use crate::{str_bytes, GroupCoordinator};
 
 /// `None` asks for every partition the group committed.
 type Wanted = Option<Vec<(String, Vec<i32>)>>;
@@ -155,7 +155,10 @@ mod tests {
         req
     }
 
-    fn fetch_request_v8(groups: &[(&str, Option<&[(&str, &[i32])]>)]) -> OffsetFetchRequest {
+    /// A group and the partitions wanted per topic (`None`: all committed).
+    type GroupTopics<'a> = (&'a str, Option<&'a [(&'a str, &'a [i32])]>);
+
+    fn fetch_request_v8(groups: &[GroupTopics]) -> OffsetFetchRequest {
         let mut req = OffsetFetchRequest::default();
         req.topics = None;
         req.groups = groups

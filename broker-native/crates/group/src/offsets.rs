@@ -12,11 +12,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::{Error, Result, lock};
+use crate::{lock, Error, Result};
 
 const LOG_FILE: &str = "offsets.log";
 const COMPACT_FILE: &str = "offsets.log.compact";
 const RECORD_TAG: &str = "c";
+/// Compact once this many records were appended and they outnumber the
+/// live keys four to one, so a long benchmark does not grow the log forever.
+const COMPACT_AFTER_RECORDS: usize = 100_000;
 
 /// What a consumer committed for one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +47,13 @@ pub(crate) struct OffsetStore {
 struct Inner {
     offsets: HashMap<String, GroupOffsets>,
     log: File,
+    records_since_compaction: usize,
+}
+
+impl Inner {
+    fn live_keys(&self) -> usize {
+        self.offsets.values().map(BTreeMap::len).sum()
+    }
 }
 
 impl OffsetStore {
@@ -59,7 +69,11 @@ impl OffsetStore {
         let log = write_compacted(dir, &offsets)?;
         Ok(Self {
             dir: dir.to_path_buf(),
-            inner: Mutex::new(Inner { offsets, log }),
+            inner: Mutex::new(Inner {
+                offsets,
+                log,
+                records_since_compaction: 0,
+            }),
         })
     }
 
@@ -83,6 +97,16 @@ impl OffsetStore {
                 (commit.topic.clone(), commit.partition),
                 commit.committed.clone(),
             );
+        }
+        inner.records_since_compaction += commits.len();
+        if inner.records_since_compaction >= COMPACT_AFTER_RECORDS
+            && inner.records_since_compaction > 4 * inner.live_keys()
+        {
+            // The commit is already in the log; a failed compaction loses nothing.
+            if let Ok(log) = write_compacted(&self.dir, &inner.offsets) {
+                inner.log = log;
+                inner.records_since_compaction = 0;
+            }
         }
         Ok(())
     }
@@ -127,6 +151,7 @@ impl OffsetStore {
     pub fn compact(&self) -> Result<()> {
         let mut inner = lock(&self.inner);
         inner.log = write_compacted(&self.dir, &inner.offsets)?;
+        inner.records_since_compaction = 0;
         Ok(())
     }
 }
@@ -356,5 +381,20 @@ mod tests {
         let text = fs::read_to_string(dir.path().join(LOG_FILE)).unwrap();
         assert_eq!(text.lines().count(), 1);
         assert_eq!(store.fetch("g", "t", 0).unwrap().offset, 9);
+    }
+
+    #[test]
+    fn log_compacts_itself_after_many_commits() {
+        let dir = TempDir::new("auto-compact");
+        let store = OffsetStore::open(dir.path()).unwrap();
+        for offset in 0..COMPACT_AFTER_RECORDS as i64 {
+            store.commit("g", &[commit("t", 0, offset, None)]).unwrap();
+        }
+        let text = fs::read_to_string(dir.path().join(LOG_FILE)).unwrap();
+        assert_eq!(text.lines().count(), 1);
+        drop(store);
+        let store = OffsetStore::open(dir.path()).unwrap();
+        let last = COMPACT_AFTER_RECORDS as i64 - 1;
+        assert_eq!(store.fetch("g", "t", 0).unwrap().offset, last);
     }
 }

@@ -220,7 +220,8 @@ impl Group {
             self.members.iter().all(Member::is_awaiting_join) && self.pending_member_ids.is_empty();
         let delay_over = self.join_not_before.is_none_or(|t| now >= t);
         let timed_out = self.rebalance_deadline.is_some_and(|d| now >= d);
-        if !(all_joined && delay_over) && !timed_out {
+        let ready = timed_out || (all_joined && delay_over);
+        if !ready {
             return false;
         }
         // Members that did not rejoin in time are out.

@@ -6,7 +6,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::state::{GroupState, SyncOutcome};
-use crate::{GroupCoordinator, error_code, lock, str_bytes};
+use crate::{error_code, lock, str_bytes, GroupCoordinator};
 
 enum SyncStep {
     Done(SyncOutcome),

@@ -1,8 +1,8 @@
 //! Shared helpers for the tests at the bottom of each module.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
@@ -12,7 +12,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, Encodable};
 
-use crate::{GroupConfig, GroupCoordinator, str_bytes};
+use crate::{str_bytes, GroupConfig, GroupCoordinator};
 
 /// A directory under the system temp dir, removed on drop.
 pub struct TempDir(PathBuf);

@@ -1,1 +1,116 @@
+//! Thin napi-rs binding over `kbench-broker-core`: convert at the edge,
+//! call the core, no broker logic here.
 
+use kbench_broker_core::{BrokerConfig, StatsSnapshot};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+#[napi(object, js_name = "BrokerOptions")]
+pub struct BindingBrokerOptions {
+    pub data_dir: String,
+    /// 0 or absent picks an ephemeral port.
+    pub port: Option<u32>,
+    /// Defaults to 127.0.0.1.
+    pub host: Option<String>,
+    /// Defaults to 1.
+    pub node_id: Option<i32>,
+    /// Create unknown topics on Metadata requests; defaults to false.
+    pub auto_create_topics: Option<bool>,
+}
+
+#[napi(object, js_name = "BrokerStats")]
+pub struct BindingBrokerStats {
+    pub bytes_in: f64,
+    pub bytes_out: f64,
+    pub produce_requests: f64,
+    pub fetch_requests: f64,
+    pub connections: f64,
+    pub log_size_bytes: f64,
+}
+
+impl From<StatsSnapshot> for BindingBrokerStats {
+    fn from(s: StatsSnapshot) -> Self {
+        BindingBrokerStats {
+            bytes_in: s.bytes_in as f64,
+            bytes_out: s.bytes_out as f64,
+            produce_requests: s.produce_requests as f64,
+            fetch_requests: s.fetch_requests as f64,
+            connections: s.connections as f64,
+            log_size_bytes: s.log_size_bytes as f64,
+        }
+    }
+}
+
+impl TryFrom<BindingBrokerOptions> for BrokerConfig {
+    type Error = Error;
+
+    fn try_from(options: BindingBrokerOptions) -> Result<Self> {
+        let mut config = BrokerConfig::new(options.data_dir);
+        if let Some(port) = options.port {
+            config.port = u16::try_from(port).map_err(|_| {
+                Error::new(Status::InvalidArg, format!("port {port} is out of range"))
+            })?;
+        }
+        if let Some(host) = options.host {
+            config.host = host;
+        }
+        if let Some(node_id) = options.node_id {
+            config.node_id = node_id;
+        }
+        if let Some(auto) = options.auto_create_topics {
+            config.auto_create_topics = auto;
+        }
+        Ok(config)
+    }
+}
+
+/// A running broker.
+#[napi(js_name = "BrokerHandle")]
+pub struct BindingBrokerHandle {
+    inner: kbench_broker_core::BrokerHandle,
+}
+
+#[napi]
+impl BindingBrokerHandle {
+    #[napi(getter)]
+    pub fn port(&self) -> u32 {
+        u32::from(self.inner.port())
+    }
+
+    #[napi(getter)]
+    pub fn host(&self) -> String {
+        self.inner.host().to_string()
+    }
+
+    #[napi(getter)]
+    pub fn node_id(&self) -> i32 {
+        self.inner.node_id()
+    }
+
+    /// Counters since start; cheap and synchronous.
+    #[napi]
+    pub fn stats(&self) -> BindingBrokerStats {
+        self.inner.stats().into()
+    }
+
+    /// Closes the listener and every connection and flushes the log.
+    /// Idempotent.
+    #[napi]
+    pub async fn stop(&self) -> Result<()> {
+        self.inner.stop().await.map_err(to_js_error)
+    }
+}
+
+/// Starts a broker on napi's tokio runtime.
+#[napi]
+pub async fn start_broker(options: BindingBrokerOptions) -> Result<BindingBrokerHandle> {
+    let config = BrokerConfig::try_from(options)?;
+    let inner = kbench_broker_core::start(config)
+        .await
+        .map_err(to_js_error)?;
+    Ok(BindingBrokerHandle { inner })
+}
+
+fn to_js_error(e: kbench_broker_core::Error) -> Error {
+    Error::new(Status::GenericFailure, e.to_string())
+}

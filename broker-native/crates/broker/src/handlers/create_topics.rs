@@ -51,16 +51,18 @@ fn create_one(
             if version >= 7 && !validate_only {
                 result.topic_id = meta.id;
             }
-            result.num_partitions = partitions;
-            result.replication_factor = 1;
-            result.configs = Some(Vec::new());
+            if version >= 5 {
+                result.num_partitions = partitions;
+                result.replication_factor = 1;
+                result.configs = Some(Vec::new());
+            }
         }
         Err((code, message)) => {
             result.error_code = code;
             result.error_message = Some(StrBytes::from_string(message));
-            result.num_partitions = -1;
-            result.replication_factor = -1;
-            result.configs = None;
+            if version >= 5 {
+                result.configs = None;
+            }
         }
     }
     result
@@ -72,7 +74,12 @@ mod tests {
     use crate::handlers::test_support::broker;
     use kafka_protocol::messages::TopicName;
 
-    fn request(name: &str, partitions: i32, replication: i16, validate_only: bool) -> CreateTopicsRequest {
+    fn request(
+        name: &str,
+        partitions: i32,
+        replication: i16,
+        validate_only: bool,
+    ) -> CreateTopicsRequest {
         let mut topic = CreatableTopic::default();
         topic.name = TopicName(StrBytes::from_string(name.to_string()));
         topic.num_partitions = partitions;
@@ -115,7 +122,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         let response = response(&broker, request("t", 1, 3, false), 3);
-        assert_eq!(response.topics[0].error_code, ResponseError::InvalidReplicationFactor.code());
+        assert_eq!(
+            response.topics[0].error_code,
+            ResponseError::InvalidReplicationFactor.code()
+        );
     }
 
     #[tokio::test]
@@ -124,6 +134,9 @@ mod tests {
         let broker = broker(dir.path());
         response(&broker, request("t", 1, 1, false), 3);
         let again = response(&broker, request("t", 1, 1, false), 3);
-        assert_eq!(again.topics[0].error_code, ResponseError::TopicAlreadyExists.code());
+        assert_eq!(
+            again.topics[0].error_code,
+            ResponseError::TopicAlreadyExists.code()
+        );
     }
 }

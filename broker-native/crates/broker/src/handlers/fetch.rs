@@ -6,7 +6,7 @@ use crate::stats::Stats;
 use crate::storage::Partition;
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse};
+use kafka_protocol::messages::{FetchRequest, FetchResponse};
 use kafka_protocol::ResponseError;
 use std::future::Future;
 use std::pin::Pin;
@@ -24,7 +24,7 @@ struct Wanted {
     partition: Result<Arc<Partition>, i16>,
 }
 
-pub async fn response(broker: &Broker, req: FetchRequest, _version: i16) -> FetchResponse {
+pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> FetchResponse {
     Stats::add(&broker.stats.fetch_requests, 1);
     let mut response = FetchResponse::default();
     // We never create fetch sessions (session id 0 declines, KIP-227), so a
@@ -47,7 +47,11 @@ pub async fn response(broker: &Broker, req: FetchRequest, _version: i16) -> Fetc
                     max_bytes: p.partition_max_bytes.max(0) as usize,
                     partition: resolved
                         .as_ref()
-                        .and_then(|t| usize::try_from(p.partition).ok().and_then(|i| t.partitions.get(i)))
+                        .and_then(|t| {
+                            usize::try_from(p.partition)
+                                .ok()
+                                .and_then(|i| t.partitions.get(i))
+                        })
                         .cloned()
                         .ok_or(ResponseError::UnknownTopicOrPartition.code()),
                 })
@@ -62,21 +66,29 @@ pub async fn response(broker: &Broker, req: FetchRequest, _version: i16) -> Fetc
         .filter_map(|w| w.partition.as_ref().ok().map(|p| p.subscribe()))
         .collect();
     let deadline = Instant::now() + Duration::from_millis(req.max_wait_ms.max(0) as u64);
-    let response_max = if req.max_bytes <= 0 { i32::MAX as usize } else { req.max_bytes as usize };
+    let response_max = if req.max_bytes <= 0 {
+        i32::MAX as usize
+    } else {
+        req.max_bytes as usize
+    };
     let min_bytes = req.min_bytes.max(0) as usize;
 
     loop {
         for w in watchers.iter_mut() {
             w.borrow_and_update();
         }
-        let (responses, total, any_error) = read_all(&topics, response_max);
-        if total >= min_bytes.max(1) || any_error || Instant::now() >= deadline || watchers.is_empty() {
+        let (responses, total, any_error) = read_all(&topics, response_max, version);
+        if total >= min_bytes.max(1)
+            || any_error
+            || Instant::now() >= deadline
+            || watchers.is_empty()
+        {
             response.responses = responses;
             return response;
         }
         let changed = any_changed(&mut watchers);
         if tokio::time::timeout_at(deadline, changed).await.is_err() {
-            let (responses, _, _) = read_all(&topics, response_max);
+            let (responses, _, _) = read_all(&topics, response_max, version);
             response.responses = responses;
             return response;
         }
@@ -88,6 +100,7 @@ pub async fn response(broker: &Broker, req: FetchRequest, _version: i16) -> Fetc
 fn read_all(
     topics: &[(kafka_protocol::messages::TopicName, Vec<Wanted>)],
     response_max: usize,
+    version: i16,
 ) -> (Vec<FetchableTopicResponse>, usize, bool) {
     let mut total = 0usize;
     let mut any_error = false;
@@ -101,7 +114,6 @@ fn read_all(
                 .map(|w| {
                     let mut out = PartitionData::default();
                     out.partition_index = w.index;
-                    out.preferred_read_replica = BrokerId(-1);
                     out.aborted_transactions = Some(Vec::new());
                     out.records = Some(Bytes::new());
                     let partition = match &w.partition {
@@ -115,7 +127,9 @@ fn read_all(
                     };
                     out.high_watermark = partition.high_watermark();
                     out.last_stable_offset = out.high_watermark;
-                    out.log_start_offset = partition.log_start_offset();
+                    if version >= 5 {
+                        out.log_start_offset = partition.log_start_offset();
+                    }
                     let budget = w.max_bytes.min(response_max.saturating_sub(total));
                     if budget == 0 && total > 0 {
                         return out;
@@ -143,7 +157,8 @@ fn read_all(
 
 /// Resolves when any watched partition has had an append.
 fn any_changed(watchers: &mut [watch::Receiver<i64>]) -> impl Future<Output = ()> + '_ {
-    type Changed<'a> = Pin<Box<dyn Future<Output = Result<(), watch::error::RecvError>> + Send + 'a>>;
+    type Changed<'a> =
+        Pin<Box<dyn Future<Output = Result<(), watch::error::RecvError>> + Send + 'a>>;
     let mut futures: Vec<Changed<'_>> = watchers
         .iter_mut()
         .map(|w| Box::pin(w.changed()) as Changed<'_>)
@@ -168,7 +183,13 @@ mod tests {
     use kafka_protocol::messages::TopicName;
     use kafka_protocol::protocol::StrBytes;
 
-    fn request(topic: &str, partitions: &[(i32, i64, i32)], max_wait_ms: i32, min_bytes: i32, max_bytes: i32) -> FetchRequest {
+    fn request(
+        topic: &str,
+        partitions: &[(i32, i64, i32)],
+        max_wait_ms: i32,
+        min_bytes: i32,
+        max_bytes: i32,
+    ) -> FetchRequest {
         let mut t = FetchTopic::default();
         t.topic = TopicName(StrBytes::from_string(topic.to_string()));
         t.partitions = partitions
@@ -191,7 +212,10 @@ mod tests {
     }
 
     fn records(response: &FetchResponse, partition: usize) -> Bytes {
-        response.responses[0].partitions[partition].records.clone().unwrap()
+        response.responses[0].partitions[partition]
+            .records
+            .clone()
+            .unwrap()
     }
 
     #[tokio::test]
@@ -219,7 +243,12 @@ mod tests {
         let big = batch(1, 5000);
         broker.log.partition("t", 0).unwrap().append(&big).unwrap();
         broker.log.partition("t", 1).unwrap().append(&big).unwrap();
-        let response = response(&broker, request("t", &[(0, 0, 100), (1, 0, 100)], 0, 1, 100), 11).await;
+        let response = response(
+            &broker,
+            request("t", &[(0, 0, 100), (1, 0, 100)], 0, 1, 100),
+            11,
+        )
+        .await;
         assert_eq!(records(&response, 0).len(), big.len());
         assert!(records(&response, 1).is_empty());
     }
@@ -232,13 +261,45 @@ mod tests {
         let fetcher = {
             let broker = broker.clone();
             tokio::spawn(async move {
-                response(&broker, request("t", &[(0, 0, 1 << 20)], 60_000, 1, 1 << 20), 11).await
+                response(
+                    &broker,
+                    request("t", &[(0, 0, 1 << 20)], 60_000, 1, 1 << 20),
+                    11,
+                )
+                .await
             })
         };
         tokio::task::yield_now().await;
-        broker.log.partition("t", 0).unwrap().append(&batch(2, 10)).unwrap();
+        broker
+            .log
+            .partition("t", 0)
+            .unwrap()
+            .append(&batch(2, 10))
+            .unwrap();
         let response = fetcher.await.unwrap();
         assert_eq!(split_and_validate(&records(&response, 0)).unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn unmet_min_bytes_returns_what_there_is_at_max_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        broker.log.partition("t", 0).unwrap().append(&batch(2, 10)).unwrap();
+        let req = request("t", &[(0, 0, 1 << 20)], 20, 1 << 20, 1 << 20);
+        let response = response(&broker, req, 11).await;
+        assert_eq!(split_and_validate(&records(&response, 0)).unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn empty_partition_returns_empty_records_at_max_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        let response = response(&broker, request("t", &[(0, 0, 1 << 20)], 20, 1, 1 << 20), 11).await;
+        let part = &response.responses[0].partitions[0];
+        assert_eq!((part.error_code, part.high_watermark), (0, 0));
+        assert!(records(&response, 0).is_empty());
     }
 
     #[tokio::test]
@@ -246,8 +307,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
-        let response = response(&broker, request("t", &[(0, 10, 1 << 20)], 0, 1, 1 << 20), 11).await;
-        assert_eq!(response.responses[0].partitions[0].error_code, ResponseError::OffsetOutOfRange.code());
+        let response = response(
+            &broker,
+            request("t", &[(0, 10, 1 << 20)], 0, 1, 1 << 20),
+            11,
+        )
+        .await;
+        assert_eq!(
+            response.responses[0].partitions[0].error_code,
+            ResponseError::OffsetOutOfRange.code()
+        );
     }
 
     #[tokio::test]
@@ -255,6 +324,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         let response = response(&broker, request("nope", &[(0, 0, 100)], 0, 1, 100), 11).await;
-        assert_eq!(response.responses[0].partitions[0].error_code, ResponseError::UnknownTopicOrPartition.code());
+        assert_eq!(
+            response.responses[0].partitions[0].error_code,
+            ResponseError::UnknownTopicOrPartition.code()
+        );
     }
 }

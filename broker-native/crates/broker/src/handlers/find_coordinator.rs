@@ -8,7 +8,11 @@ use kafka_protocol::ResponseError;
 
 const KEY_TYPE_GROUP: i8 = 0;
 
-pub fn response(broker: &Broker, req: FindCoordinatorRequest, version: i16) -> FindCoordinatorResponse {
+pub fn response(
+    broker: &Broker,
+    req: FindCoordinatorRequest,
+    version: i16,
+) -> FindCoordinatorResponse {
     let node_id = BrokerId(broker.config.node_id);
     let host = StrBytes::from_string(broker.config.host.clone());
     let port = i32::from(broker.port);
@@ -69,7 +73,10 @@ mod tests {
         let mut req = FindCoordinatorRequest::default();
         req.key = StrBytes::from_static_str("g");
         let response = response(&broker, req, 2);
-        assert_eq!((response.error_code, response.node_id, response.port), (0, BrokerId(1), 9092));
+        assert_eq!(
+            (response.error_code, response.node_id, response.port),
+            (0, BrokerId(1), 9092)
+        );
     }
 
     #[tokio::test]
@@ -77,7 +84,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         let mut req = FindCoordinatorRequest::default();
-        req.coordinator_keys = vec![StrBytes::from_static_str("a"), StrBytes::from_static_str("b")];
+        req.coordinator_keys = vec![
+            StrBytes::from_static_str("a"),
+            StrBytes::from_static_str("b"),
+        ];
         let response = response(&broker, req, 4);
         assert_eq!(response.coordinators.len(), 2);
         assert_eq!(response.coordinators[1].node_id, BrokerId(1));
@@ -90,6 +100,9 @@ mod tests {
         let mut req = FindCoordinatorRequest::default();
         req.key_type = 1;
         let response = response(&broker, req, 2);
-        assert_eq!(response.error_code, ResponseError::CoordinatorNotAvailable.code());
+        assert_eq!(
+            response.error_code,
+            ResponseError::CoordinatorNotAvailable.code()
+        );
     }
 }

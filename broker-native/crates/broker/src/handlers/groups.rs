@@ -9,7 +9,7 @@ use kafka_protocol::messages::RequestHeader;
 use kafka_protocol::protocol::StrBytes;
 use std::net::SocketAddr;
 
-pub async fn dispatch(
+pub(crate) async fn dispatch(
     broker: &Broker,
     header: &RequestHeader,
     request: Request,

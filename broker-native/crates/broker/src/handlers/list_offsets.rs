@@ -11,7 +11,7 @@ use kafka_protocol::ResponseError;
 pub const LATEST: i64 = -1;
 pub const EARLIEST: i64 = -2;
 
-pub fn response(broker: &Broker, req: ListOffsetsRequest, _version: i16) -> ListOffsetsResponse {
+pub fn response(broker: &Broker, req: ListOffsetsRequest, version: i16) -> ListOffsetsResponse {
     let mut response = ListOffsetsResponse::default();
     response.topics = req
         .topics
@@ -26,11 +26,14 @@ pub fn response(broker: &Broker, req: ListOffsetsRequest, _version: i16) -> List
                     r.partition_index = p.partition_index;
                     r.timestamp = -1;
                     r.offset = -1;
-                    let Some(partition) = broker.log.partition(&topic.name, p.partition_index) else {
+                    let Some(partition) = broker.log.partition(&topic.name, p.partition_index)
+                    else {
                         r.error_code = ResponseError::UnknownTopicOrPartition.code();
                         return r;
                     };
-                    r.leader_epoch = 0;
+                    if version >= 4 {
+                        r.leader_epoch = 0;
+                    }
                     match p.timestamp {
                         LATEST => r.offset = partition.high_watermark(),
                         EARLIEST => r.offset = partition.log_start_offset(),
@@ -85,8 +88,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
-        broker.log.partition("t", 0).unwrap().append(&batch(7, 10)).unwrap();
-        assert_eq!(offset(&response(&broker, request("t", EARLIEST), 3)), (0, 0));
+        broker
+            .log
+            .partition("t", 0)
+            .unwrap()
+            .append(&batch(7, 10))
+            .unwrap();
+        assert_eq!(
+            offset(&response(&broker, request("t", EARLIEST), 3)),
+            (0, 0)
+        );
         assert_eq!(offset(&response(&broker, request("t", LATEST), 3)), (0, 7));
     }
 
@@ -98,7 +109,10 @@ mod tests {
         let p = broker.log.partition("t", 0).unwrap();
         p.append(&batch(2, 10)).unwrap();
         assert_eq!(offset(&response(&broker, request("t", 0), 3)), (0, 0));
-        assert_eq!(offset(&response(&broker, request("t", i64::MAX), 3)), (0, -1));
+        assert_eq!(
+            offset(&response(&broker, request("t", i64::MAX), 3)),
+            (0, -1)
+        );
     }
 
     #[tokio::test]

@@ -20,8 +20,12 @@ pub fn response(broker: &Broker, req: MetadataRequest, version: i16) -> Metadata
     me.host = StrBytes::from_string(broker.config.host.clone());
     me.port = i32::from(broker.port);
     response.brokers = vec![me];
-    response.cluster_id = Some(StrBytes::from_string(broker.config.cluster_id.clone()));
-    response.controller_id = node_id;
+    if version >= 2 {
+        response.cluster_id = Some(StrBytes::from_string(broker.config.cluster_id.clone()));
+    }
+    if version >= 1 {
+        response.controller_id = node_id;
+    }
 
     // v0 has no null array: an empty list there means "all topics".
     let requested = match req.topics {
@@ -33,7 +37,7 @@ pub fn response(broker: &Broker, req: MetadataRequest, version: i16) -> Metadata
             .log
             .topics()
             .iter()
-            .map(|t| topic_metadata(broker, t))
+            .map(|t| topic_metadata(broker, t, version))
             .collect(),
         Some(topics) => {
             // Before v4 there is no flag and the broker setting alone decides.
@@ -41,8 +45,8 @@ pub fn response(broker: &Broker, req: MetadataRequest, version: i16) -> Metadata
             topics
                 .into_iter()
                 .map(|t| match t.name {
-                    Some(name) => by_name(broker, name, allow_create),
-                    None => by_id(broker, t.topic_id),
+                    Some(name) => by_name(broker, name, allow_create, version),
+                    None => by_id(broker, t.topic_id, version),
                 })
                 .collect()
         }
@@ -50,29 +54,42 @@ pub fn response(broker: &Broker, req: MetadataRequest, version: i16) -> Metadata
     response
 }
 
-fn by_name(broker: &Broker, name: TopicName, allow_create: bool) -> MetadataResponseTopic {
+fn by_name(
+    broker: &Broker,
+    name: TopicName,
+    allow_create: bool,
+    version: i16,
+) -> MetadataResponseTopic {
     if let Some(topic) = broker.log.topic(&name) {
-        return topic_metadata(broker, &topic);
+        return topic_metadata(broker, &topic, version);
     }
     if allow_create && broker.config.auto_create_topics {
         match broker
             .log
             .create_topic(&name, broker.config.default_partitions, false)
         {
-            Ok(_) | Err(Error::Kafka { code: ResponseError::TopicAlreadyExists, .. }) => {
+            Ok(_)
+            | Err(Error::Kafka {
+                code: ResponseError::TopicAlreadyExists,
+                ..
+            }) => {
                 if let Some(topic) = broker.log.topic(&name) {
-                    return topic_metadata(broker, &topic);
+                    return topic_metadata(broker, &topic, version);
                 }
             }
             Err(e) => return error_topic(Some(name), Uuid::nil(), e.code()),
         }
     }
-    error_topic(Some(name), Uuid::nil(), ResponseError::UnknownTopicOrPartition.code())
+    error_topic(
+        Some(name),
+        Uuid::nil(),
+        ResponseError::UnknownTopicOrPartition.code(),
+    )
 }
 
-fn by_id(broker: &Broker, id: Uuid) -> MetadataResponseTopic {
+fn by_id(broker: &Broker, id: Uuid, version: i16) -> MetadataResponseTopic {
     match broker.log.topic_by_id(id) {
-        Some(topic) => topic_metadata(broker, &topic),
+        Some(topic) => topic_metadata(broker, &topic, version),
         None => error_topic(None, id, ResponseError::UnknownTopicId.code()),
     }
 }
@@ -85,17 +102,21 @@ fn error_topic(name: Option<TopicName>, id: Uuid, code: i16) -> MetadataResponse
     topic
 }
 
-fn topic_metadata(broker: &Broker, topic: &Arc<Topic>) -> MetadataResponseTopic {
+fn topic_metadata(broker: &Broker, topic: &Arc<Topic>, version: i16) -> MetadataResponseTopic {
     let node_id = BrokerId(broker.config.node_id);
     let mut out = MetadataResponseTopic::default();
     out.name = Some(TopicName(StrBytes::from_string(topic.name.clone())));
-    out.topic_id = topic.id;
+    if version >= 10 {
+        out.topic_id = topic.id;
+    }
     out.partitions = (0..topic.partitions.len() as i32)
         .map(|index| {
             let mut p = MetadataResponsePartition::default();
             p.partition_index = index;
             p.leader_id = node_id;
-            p.leader_epoch = 0;
+            if version >= 7 {
+                p.leader_epoch = 0;
+            }
             p.replica_nodes = vec![node_id];
             p.isr_nodes = vec![node_id];
             p
@@ -146,7 +167,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         let response = response(&broker, request(&["nope"]), 9);
-        assert_eq!(response.topics[0].error_code, ResponseError::UnknownTopicOrPartition.code());
+        assert_eq!(
+            response.topics[0].error_code,
+            ResponseError::UnknownTopicOrPartition.code()
+        );
         assert!(broker.log.topic("nope").is_none());
     }
 

@@ -42,17 +42,13 @@ pub async fn dispatch(
         Request::ApiVersions(req) => encode(&api_versions::response(broker, req, version))?,
         Request::Metadata(req) => encode(&metadata::response(broker, req, version))?,
         Request::CreateTopics(req) => encode(&create_topics::response(broker, req, version))?,
-        Request::Produce(req) => {
-            match produce::response(broker, req, version) {
-                Some(response) => encode(&response)?,
-                None => return Ok(None),
-            }
-        }
+        Request::Produce(req) => match produce::response(broker, req, version) {
+            Some(response) => encode(&response)?,
+            None => return Ok(None),
+        },
         Request::Fetch(req) => encode(&fetch::response(broker, req, version).await)?,
         Request::ListOffsets(req) => encode(&list_offsets::response(broker, req, version))?,
-        Request::FindCoordinator(req) => {
-            encode(&find_coordinator::response(broker, req, version))?
-        }
+        Request::FindCoordinator(req) => encode(&find_coordinator::response(broker, req, version))?,
         #[cfg(feature = "groups")]
         group_request => groups::dispatch(broker, &header, group_request, peer, encode).await?,
         #[cfg(not(feature = "groups"))]

@@ -8,7 +8,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 /// `None` when acks=0: the client expects no response at all.
-pub fn response(broker: &Broker, req: ProduceRequest, _version: i16) -> Option<ProduceResponse> {
+pub fn response(broker: &Broker, req: ProduceRequest, version: i16) -> Option<ProduceResponse> {
     Stats::add(&broker.stats.produce_requests, 1);
     // On a single node, acks=all is satisfied as soon as the leader has it.
     let acks_valid = matches!(req.acks, -1..=1);
@@ -38,10 +38,14 @@ pub fn response(broker: &Broker, req: ProduceRequest, _version: i16) -> Option<P
                         Err((code, message)) => {
                             p.error_code = code;
                             p.base_offset = -1;
-                            p.error_message = message.map(StrBytes::from_string);
+                            if version >= 8 {
+                                p.error_message = message.map(StrBytes::from_string);
+                            }
                         }
                     }
-                    p.log_start_offset = partition.map_or(-1, |p| p.log_start_offset());
+                    if version >= 5 {
+                        p.log_start_offset = partition.map_or(-1, |p| p.log_start_offset());
+                    }
                     p
                 })
                 .collect();
@@ -122,6 +126,9 @@ mod tests {
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
         let r = response(&broker, request("t", 4, batch(1, 10), 1), 7).unwrap();
-        assert_eq!(first(&r).error_code, ResponseError::UnknownTopicOrPartition.code());
+        assert_eq!(
+            first(&r).error_code,
+            ResponseError::UnknownTopicOrPartition.code()
+        );
     }
 }

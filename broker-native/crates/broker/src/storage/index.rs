@@ -126,8 +126,14 @@ mod tests {
         assert_eq!(
             index.entries(),
             &[
-                IndexEntry { relative_offset: 3, position: 100 },
-                IndexEntry { relative_offset: 7, position: 200 }
+                IndexEntry {
+                    relative_offset: 3,
+                    position: 100
+                },
+                IndexEntry {
+                    relative_offset: 7,
+                    position: 200
+                }
             ]
         );
     }

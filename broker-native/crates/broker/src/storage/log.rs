@@ -87,7 +87,12 @@ impl Log {
 
     /// Checks that `name` could be created with `partitions`, then (unless
     /// `validate_only`) creates it.
-    pub fn create_topic(&self, name: &str, partitions: i32, validate_only: bool) -> Result<TopicMeta> {
+    pub fn create_topic(
+        &self,
+        name: &str,
+        partitions: i32,
+        validate_only: bool,
+    ) -> Result<TopicMeta> {
         validate_topic_name(name)?;
         if partitions < 1 {
             return Err(Error::kafka(
@@ -165,7 +170,10 @@ mod tests {
         {
             let log = Log::open(dir.path(), LogConfig::default()).unwrap();
             id = log.create_topic("orders", 3, false).unwrap().id;
-            log.partition("orders", 2).unwrap().append(&batch(4, 10)).unwrap();
+            log.partition("orders", 2)
+                .unwrap()
+                .append(&batch(4, 10))
+                .unwrap();
         }
         let log = Log::open(dir.path(), LogConfig::default()).unwrap();
         let topic = log.topic("orders").unwrap();

@@ -199,7 +199,10 @@ impl Partition {
 
     fn segment_for(&self, offset: i64) -> Option<Arc<Segment>> {
         let segments = self.segments.lock().expect("segments lock");
-        segments.range(..=offset).next_back().map(|(_, s)| s.clone())
+        segments
+            .range(..=offset)
+            .next_back()
+            .map(|(_, s)| s.clone())
     }
 
     fn segment_after(&self, base_offset: i64) -> Option<Arc<Segment>> {
@@ -301,7 +304,10 @@ mod tests {
         assert_eq!(partition.high_watermark(), 10);
         assert_eq!(partition.append(&one).unwrap().base_offset, 10);
         let read = partition.read(4, 1 << 20, false).unwrap();
-        assert_eq!(split_and_validate(&read.records).unwrap()[0].1.base_offset, 4);
+        assert_eq!(
+            split_and_validate(&read.records).unwrap()[0].1.base_offset,
+            4
+        );
     }
 
     #[test]

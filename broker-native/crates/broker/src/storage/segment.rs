@@ -198,7 +198,8 @@ impl Segment {
         }
         self.bytes_since_index.store(since_index, Ordering::Relaxed);
         if let Some((_, last)) = batches.last() {
-            self.next_offset.store(last.next_offset(), Ordering::Release);
+            self.next_offset
+                .store(last.next_offset(), Ordering::Release);
         }
         self.dirty_size
             .store(start + chunk.len() as u64, Ordering::Release);
@@ -332,7 +333,10 @@ mod tests {
         let segment = Segment::create(dir.path(), 0, DEFAULT_INDEX_INTERVAL).unwrap();
         append_batch(&segment, 1, 1000);
         assert!(segment.read(0, 100, false).unwrap().is_empty());
-        assert_eq!(segment.read(0, 100, true).unwrap().len() as u64, segment.size());
+        assert_eq!(
+            segment.read(0, 100, true).unwrap().len() as u64,
+            segment.size()
+        );
     }
 
     #[test]
@@ -365,11 +369,15 @@ mod tests {
             .unwrap();
         f.write_all(&half[..half.len() / 2]).unwrap();
         drop(f);
-        let (segment, recovery) = Segment::open(dir.path(), 0, DEFAULT_INDEX_INTERVAL, true).unwrap();
+        let (segment, recovery) =
+            Segment::open(dir.path(), 0, DEFAULT_INDEX_INTERVAL, true).unwrap();
         assert_eq!(recovery.valid_bytes, whole_size);
         assert_eq!(recovery.truncated_bytes as usize, half.len() / 2);
         assert_eq!(segment.next_offset(), 6);
-        assert_eq!(std::fs::metadata(segment.log_path()).unwrap().len(), whole_size);
+        assert_eq!(
+            std::fs::metadata(segment.log_path()).unwrap().len(),
+            whole_size
+        );
     }
 
     #[test]

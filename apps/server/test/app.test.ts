@@ -1,0 +1,276 @@
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { makeWorkspace, sample, storeFinishedRun, type Workspace } from './fixtures.js';
+
+const PORT = 7420;
+const HOST = `127.0.0.1:${PORT}`;
+
+let ws: Workspace;
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  ws = await makeWorkspace();
+  app = await buildApp({ history: ws.history, scenariosDir: ws.scenariosDir, port: PORT });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await ws?.remove();
+});
+
+/** Injects a request addressed as a browser on this machine would address it. */
+function call(opts: InjectOptions & { url: string }) {
+  return app.inject({ ...opts, headers: { host: HOST, ...opts.headers } });
+}
+
+describe('health', () => {
+  it('answers ok with the server version', async () => {
+    const res = await call({ method: 'GET', url: '/api/health' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ ok: true, version: '0.1.0' });
+  });
+});
+
+describe('scenario library', () => {
+  it('lists every scenario file under the folder with its folder, name and validity', async () => {
+    const res = await call({ method: 'GET', url: '/api/scenarios' });
+    expect(res.statusCode).toBe(200);
+    const list = res.json() as { path: string; folder: string; name: string; valid: boolean }[];
+    expect(list.map((s) => s.path)).toEqual([
+      'quickstart.yaml',
+      'kreps-2014/bad-acks.yaml',
+      'kreps-2014/producer-1-thread.yaml',
+      'nested/deep/as-json.json',
+      'sweeps/sizes.yaml',
+    ]);
+    expect(list[0]).toMatchObject({
+      folder: '',
+      name: 'quick start',
+      description: 'one producer, one consumer',
+      valid: true,
+    });
+    expect(list[3]).toMatchObject({ folder: 'nested/deep', name: 'from json', valid: true });
+    expect(list[0]).toMatchObject({
+      outline: {
+        target: 'bundled',
+        driver: 'kafkajs',
+        producers: 1,
+        consumers: 1,
+        length: '3s',
+        sweep: false,
+      },
+    });
+  });
+
+  it('marks an invalid scenario and names the bad field', async () => {
+    const list = (await call({ method: 'GET', url: '/api/scenarios' })).json() as {
+      path: string;
+      valid: boolean;
+      issues?: { path: string }[];
+    }[];
+    const bad = list.find((s) => s.path === 'kreps-2014/bad-acks.yaml');
+    expect(bad?.valid).toBe(false);
+    expect(bad?.issues?.map((i) => i.path)).toEqual(['producers.acks']);
+  });
+
+  it('returns a file with its text and the resolved scenario', async () => {
+    const res = await call({ method: 'GET', url: '/api/scenarios/kreps-2014/producer-1-thread.yaml' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.text).toContain('kreps single producer');
+    expect(body.scenario.producers).toMatchObject({
+      count: 1,
+      acks: 1,
+      messageSize: 100,
+      compression: 'none',
+    });
+    expect(body.scenario.duration).toBe('60s');
+  });
+
+  it('refuses a path that climbs out of the scenarios folder', async () => {
+    const res = await call({ method: 'GET', url: '/api/scenarios/kreps-2014/..%2F..%2Fhistory.yaml' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatch(/without \. or \.\. parts/);
+  });
+
+  it('answers 404 for a scenario that does not exist', async () => {
+    const res = await call({ method: 'GET', url: '/api/scenarios/kreps-2014/missing.yaml' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: 'no scenario kreps-2014/missing.yaml' });
+  });
+});
+
+describe('starting a run with a bad scenario', () => {
+  it('answers 400 with the field path of the problem', async () => {
+    const res = await call({
+      method: 'POST',
+      url: '/api/runs',
+      payload: { scenario: { producers: { acks: 2 }, duration: '3s' } },
+    });
+    expect(res.statusCode).toBe(400);
+    const body = res.json();
+    expect(body.error).toBe('invalid scenario');
+    expect(body.issues).toHaveLength(1);
+    expect(body.issues[0].path).toBe('producers.acks');
+    expect(body.issues[0].message).toMatch(/one of 0, 1, all/);
+  });
+
+  it('names a field broken by a --set override', async () => {
+    const res = await call({
+      method: 'POST',
+      url: '/api/runs',
+      payload: { path: 'quickstart.yaml', set: ['topics.partitions=0'] },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().issues.map((i: { path: string }) => i.path)).toEqual(['topics.partitions']);
+  });
+
+  it('reports a YAML syntax error', async () => {
+    const res = await call({ method: 'POST', url: '/api/runs', payload: { yaml: 'producers: [1, 2' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().issues[0].message).toMatch(/not valid YAML or JSON/);
+  });
+
+  it('refuses a sweep with a pointer to the CLI', async () => {
+    const res = await call({ method: 'POST', url: '/api/runs', payload: { path: 'sweeps/sizes.yaml' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatch(/kbench sweep/);
+  });
+
+  it('refuses a body with no scenario, or with a field it does not know', async () => {
+    const none = await call({ method: 'POST', url: '/api/runs', payload: { set: ['producers.acks=all'] } });
+    expect(none.statusCode).toBe(400);
+    expect(none.json().error).toMatch(/exactly one of scenario/);
+    const extra = await call({ method: 'POST', url: '/api/runs', payload: { yaml: 'name: x', force: true } });
+    expect(extra.statusCode).toBe(400);
+    expect(extra.json().error).toMatch(/additional properties/);
+  });
+});
+
+describe('request guard', () => {
+  it('refuses a Host header that is not this server on loopback', async () => {
+    for (const host of ['evil.example:7420', '127.0.0.1:9999', 'localhost', '0.0.0.0:7420']) {
+      const res = await app.inject({ method: 'GET', url: '/api/health', headers: { host } });
+      expect(res.statusCode, host).toBe(403);
+    }
+  });
+
+  it('accepts localhost and [::1] with the right port', async () => {
+    for (const host of [`localhost:${PORT}`, `[::1]:${PORT}`]) {
+      const res = await app.inject({ method: 'GET', url: '/api/health', headers: { host } });
+      expect(res.statusCode, host).toBe(200);
+    }
+  });
+
+  it('refuses a request sent from another origin', async () => {
+    const res = await call({
+      method: 'POST',
+      url: '/api/runs',
+      headers: { origin: 'http://evil.example' },
+      payload: { yaml: 'name: x' },
+    });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().error).toMatch(/cross-origin/);
+  });
+
+  it('accepts a request from its own origin', async () => {
+    const res = await call({ method: 'GET', url: '/api/health', headers: { origin: `http://${HOST}` } });
+    expect(res.statusCode).toBe(200);
+  });
+});
+
+describe('runs that do not exist', () => {
+  it.each([
+    ['GET', '/api/runs/abcdef0123'],
+    ['GET', '/api/runs/abcdef0123/samples'],
+    ['GET', '/api/runs/abcdef0123/samples.csv'],
+    ['GET', '/api/runs/abcdef0123/events'],
+    ['DELETE', '/api/runs/abcdef0123'],
+    ['POST', '/api/runs/abcdef0123/stop'],
+  ] as const)('%s %s answers 404', async (method, url) => {
+    const res = await call({ method, url });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: 'no run abcdef0123' });
+  });
+
+  it('answers 404 in JSON for an unknown API path', async () => {
+    const res = await call({ method: 'GET', url: '/api/nothing-here' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error).toMatch(/not found/);
+  });
+});
+
+describe('stored runs', () => {
+  it('lists, shows, exports and deletes a run from the history', async () => {
+    const stored = await storeFinishedRun(ws.history, 'aa11bb22cc33', 'stored run');
+
+    const list = await call({ method: 'GET', url: '/api/runs?status=completed&search=stored' });
+    expect(list.statusCode).toBe(200);
+    expect(list.json()).toMatchObject([
+      { id: stored.id, name: 'stored run', status: 'completed', driver: 'kafkajs' },
+    ]);
+
+    const byPrefix = await call({ method: 'GET', url: '/api/runs/aa11bb' });
+    expect(byPrefix.statusCode).toBe(200);
+    expect(byPrefix.json()).toMatchObject({
+      id: stored.id,
+      scenario: { name: 'stored run', duration: '3s' },
+      environment: { cpuModel: 'test cpu', bootstrap: '127.0.0.1:9092' },
+      summary: { produced: { recordsPerSec: 1100, wireMbPerSec: null } },
+    });
+
+    const samples = await call({ method: 'GET', url: `/api/runs/${stored.id}/samples` });
+    expect(samples.json().map((s: { producedRecords: number }) => s.producedRecords)).toEqual([
+      500, 1000, 1200,
+    ]);
+
+    const csv = await call({ method: 'GET', url: `/api/runs/${stored.id}/samples.csv` });
+    expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(csv.headers['content-disposition']).toBe(`attachment; filename="kbench-${stored.id}.csv"`);
+    expect(csv.body.trim().split('\n')).toHaveLength(4);
+
+    const stop = await call({ method: 'POST', url: `/api/runs/${stored.id}/stop` });
+    expect(stop.statusCode).toBe(409);
+
+    const del = await call({ method: 'DELETE', url: `/api/runs/${stored.id}` });
+    expect(del.json()).toEqual({ deleted: stored.id });
+    expect((await call({ method: 'GET', url: `/api/runs/${stored.id}` })).statusCode).toBe(404);
+  });
+
+  it('replays a stored run as events and ends the stream', async () => {
+    const stored = await storeFinishedRun(ws.history, 'dd44ee55ff66', 'replayed run');
+    const res = await call({ method: 'GET', url: `/api/runs/${stored.id}/events` });
+    expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    const events = [...res.body.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+    expect(events).toEqual(['sample', 'sample', 'sample', 'end']);
+    const end = /event: end\ndata: (.*)\n/.exec(res.body)?.[1];
+    expect(JSON.parse(end ?? '{}')).toMatchObject({ id: stored.id, status: 'completed' });
+  });
+
+  it('follows a run another process is recording until it ends', async () => {
+    const id = '0123abcd4567';
+    const running = await storeFinishedRun(ws.history, id, 'cli run', { finish: false });
+    const stream = call({ method: 'GET', url: `/api/runs/${id}/events` });
+    // The other process finishes the run while the stream is open.
+    await ws.history.appendSamples(id, [sample(4, 900)]);
+    await ws.history.finishRun(id, {
+      status: 'stopped',
+      summary: null,
+      error: null,
+      finishedAt: new Date().toISOString(),
+    });
+    const res = await stream;
+    const events = [...res.body.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+    expect(events).toEqual(['sample', 'sample', 'sample', 'sample', 'end']);
+    expect(JSON.parse(/event: end\ndata: (.*)\n/.exec(res.body)?.[1] ?? '{}')).toMatchObject({
+      id: running.id,
+      status: 'stopped',
+    });
+  });
+
+  it('refuses a bad status filter', async () => {
+    const res = await call({ method: 'GET', url: '/api/runs?status=bogus' });
+    expect(res.statusCode).toBe(400);
+  });
+});

@@ -1,0 +1,119 @@
+// One run through the real engine and the bundled broker, driven over HTTP as the web app drives it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningServer, startServer } from '../src/server.js';
+import { makeWorkspace, type Workspace } from './fixtures.js';
+
+let ws: Workspace;
+let server: RunningServer;
+
+beforeAll(async () => {
+  ws = await makeWorkspace();
+  server = await startServer({ history: ws.history, scenariosDir: ws.scenariosDir, port: 0 });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await ws?.remove();
+});
+
+interface ServerEvent {
+  event: string;
+  data: unknown;
+}
+
+function parseBlock(block: string): ServerEvent | undefined {
+  const event = /^event: (.*)$/m.exec(block)?.[1];
+  const data = /^data: (.*)$/m.exec(block)?.[1];
+  return event === undefined || data === undefined ? undefined : { event, data: JSON.parse(data) as unknown };
+}
+
+/** Reads a server-sent event stream to its end, calling `onEvent` as each event arrives. */
+async function readEvents(url: string, onEvent: (e: ServerEvent) => void = () => {}): Promise<ServerEvent[]> {
+  const res = await fetch(url);
+  expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+  const events: ServerEvent[] = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end = buffer.indexOf('\n\n');
+    while (end >= 0) {
+      const parsed = parseBlock(buffer.slice(0, end));
+      buffer = buffer.slice(end + 2);
+      if (parsed) {
+        events.push(parsed);
+        onEvent(parsed);
+      }
+      end = buffer.indexOf('\n\n');
+    }
+  }
+  return events;
+}
+
+async function startRun(body: unknown): Promise<Response> {
+  return fetch(`${server.url}/api/runs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: server.url },
+    body: JSON.stringify(body),
+  });
+}
+
+describe('a real run', () => {
+  it('runs a tiny scenario on the bundled broker to completion and stores its samples', async () => {
+    const start = await fetch(`${server.url}/api/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: server.url },
+      body: JSON.stringify({
+        scenario: {
+          name: 'tiny',
+          duration: '3s',
+          warmup: '1s',
+          producers: { count: 1 },
+          consumers: { count: 1 },
+        },
+      }),
+    });
+    expect(start.status).toBe(201);
+    const { id } = (await start.json()) as { id: string };
+
+    // A second start while this one runs is refused.
+    const second = await startRun({ path: 'quickstart.yaml' });
+    expect(second.status).toBe(409);
+    expect(((await second.json()) as { error: string }).error).toContain(id);
+
+    const events = await readEvents(`${server.url}/api/runs/${id}/events`);
+    const names = events.map((e) => e.event);
+    expect(names[0]).toBe('progress');
+    expect(names).toContain('sample');
+    expect(names.at(-1)).toBe('end');
+    const end = events.at(-1)?.data as { status: string; summary: { produced: { recordsPerSec: number } } };
+    expect(end.status).toBe('completed');
+    expect(end.summary.produced.recordsPerSec).toBeGreaterThan(0);
+
+    const record = (await (await fetch(`${server.url}/api/runs/${id}`)).json()) as { status: string };
+    expect(record.status).toBe('completed');
+    const samples = (await (await fetch(`${server.url}/api/runs/${id}/samples`)).json()) as {
+      producedRecords: number;
+    }[];
+    expect(samples.length).toBeGreaterThanOrEqual(2);
+    expect(samples.some((s) => s.producedRecords > 0)).toBe(true);
+  });
+
+  it('stops a run on request and stores it as stopped', async () => {
+    const start = await startRun({ path: 'quickstart.yaml', set: ['duration=120s'] });
+    expect(start.status).toBe(201);
+    const { id } = (await start.json()) as { id: string };
+    let stopAnswer: Promise<Response> | undefined;
+    const events = await readEvents(`${server.url}/api/runs/${id}/events`, (e) => {
+      // Stop as soon as load is measured: the first sample proves the run is under way.
+      if (e.event === 'sample' && !stopAnswer) {
+        stopAnswer = fetch(`${server.url}/api/runs/${id}/stop`, { method: 'POST', headers: { origin: server.url } });
+      }
+    });
+    expect((await stopAnswer)?.status).toBe(202);
+    expect(events.at(-1)).toMatchObject({ event: 'end', data: { id, status: 'stopped' } });
+    const record = (await (await fetch(`${server.url}/api/runs/${id}`)).json()) as { status: string; source: string };
+    expect(record.status).toBe('stopped');
+    expect(record.source).toMatch(/quickstart\.yaml$/);
+  });
+});

@@ -1,0 +1,62 @@
+import { cleanup, render } from '@testing-library/react';
+import * as echarts from 'echarts/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EChart, type EChartsOption, sameOption } from '../src/components/EChart';
+
+const option: EChartsOption = {
+  animation: false,
+  xAxis: { type: 'value', name: 's' },
+  yAxis: { type: 'value', name: 'rec/s' },
+  series: [
+    {
+      type: 'line',
+      name: 'produced',
+      data: [
+        [1, 10],
+        [2, 20],
+        [3, 15],
+      ],
+    },
+  ],
+};
+
+afterEach(cleanup);
+
+describe('EChart', () => {
+  it('renders the option as an svg with a path for the line series', () => {
+    const { getByTestId } = render(
+      <EChart option={option} height={200} style={{ width: 400 }} data-testid="chart" />,
+    );
+    const svg = getByTestId('chart').querySelector('svg');
+    expect(svg).not.toBeNull();
+    expect(svg!.querySelectorAll('path').length).toBeGreaterThan(0);
+  });
+
+  it('disposes its ECharts instance on unmount', () => {
+    const { getByTestId, unmount } = render(<EChart option={option} data-testid="chart" />);
+    const el = getByTestId('chart');
+    expect(echarts.getInstanceByDom(el)).toBeDefined();
+    unmount();
+    expect(echarts.getInstanceByDom(el)).toBeUndefined();
+  });
+
+  it('keeps its instance across re-renders with the same theme', () => {
+    const { getByTestId, rerender } = render(<EChart option={option} data-testid="chart" />);
+    const first = echarts.getInstanceByDom(getByTestId('chart'));
+    rerender(<EChart option={{ ...option, yAxis: { type: 'value', name: 'MB/s' } }} data-testid="chart" />);
+    expect(echarts.getInstanceByDom(getByTestId('chart'))).toBe(first);
+    expect(getByTestId('chart').textContent).toContain('MB/s');
+  });
+});
+
+describe('sameOption', () => {
+  it('treats structurally equal options as the same', () => {
+    expect(sameOption(option, structuredClone(option))).toBe(true);
+  });
+
+  it('sees a changed data point', () => {
+    const changed = structuredClone(option) as { series: { data: number[][] }[] };
+    changed.series[0]!.data[1]![1] = 21;
+    expect(sameOption(option, changed)).toBe(false);
+  });
+});

@@ -1,0 +1,49 @@
+// The four time charts of a run, and the set a run page shows.
+import type { Sample } from '@kbench/schema';
+import { type ChartSpec, perSecond, type RunSeries, timeChart } from './common.js';
+
+const MIB = 1024 * 1024;
+
+/** Records per second produced and consumed (consumed only for runs that consumed anything). */
+export function throughputChart(runs: RunSeries[]): ChartSpec {
+  return timeChart({ id: 'throughput', title: 'Throughput', yName: 'rec/s' }, runs, [
+    { name: 'produced', value: (s) => perSecond(s.producedRecords, s.intervalMs) },
+    { name: 'consumed', value: (s) => perSecond(s.consumedRecords, s.intervalMs), lineType: 'dashed' },
+  ]);
+}
+
+/** Value bytes per second produced and consumed, in MiB/s (as the summary's mbPerSec counts them). */
+export function bandwidthChart(runs: RunSeries[]): ChartSpec {
+  return timeChart({ id: 'bandwidth', title: 'Bandwidth', yName: 'MiB/s' }, runs, [
+    { name: 'produced', value: (s) => mib(perSecond(s.producedBytes, s.intervalMs)) },
+    { name: 'consumed', value: (s) => mib(perSecond(s.consumedBytes, s.intervalMs)), lineType: 'dashed' },
+  ]);
+}
+
+/** Publish (send to ack) and end-to-end latency percentiles of each second, in ms on a log axis. */
+export function latencyChart(runs: RunSeries[]): ChartSpec {
+  return timeChart({ id: 'latency', title: 'Latency', yName: 'ms', yLog: true }, runs, [
+    { name: 'publish p50', value: (s) => s.publishP50Ms },
+    { name: 'publish p99', value: (s) => s.publishP99Ms, lineType: 'dashed' },
+    { name: 'publish max', value: (s) => s.publishMaxMs, lineType: 'dotted' },
+    { name: 'end-to-end p50', value: (s) => s.e2eP50Ms, width: 1 },
+    { name: 'end-to-end p99', value: (s) => s.e2eP99Ms, lineType: 'dashed', width: 1 },
+  ]);
+}
+
+/** Records produced and not yet consumed, at the end of each second. */
+export function backlogChart(runs: RunSeries[]): ChartSpec {
+  return timeChart({ id: 'backlog', title: 'Backlog', yName: 'records' }, runs, [
+    { name: 'backlog', value: (s) => s.backlog },
+  ]);
+}
+
+/** The charts a run page shows, in order: throughput, bandwidth, latency, backlog. */
+export function runCharts(samples: Sample[], label = 'run'): ChartSpec[] {
+  const runs = [{ label, samples }];
+  return [throughputChart(runs), bandwidthChart(runs), latencyChart(runs), backlogChart(runs)];
+}
+
+function mib(bytesPerSecond: number | null): number | null {
+  return bytesPerSecond === null ? null : bytesPerSecond / MIB;
+}

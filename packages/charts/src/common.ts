@@ -1,0 +1,132 @@
+// What every chart shares: the spec type, the palette, the base option, and how a run becomes line series.
+
+import type { Sample } from '@kbench/schema';
+import type { EChartsOption, LineSeriesOption } from 'echarts';
+
+/** A chart ready to draw: a stable id (for file names and React keys), its title, and the ECharts option. */
+export interface ChartSpec {
+  id: string;
+  title: string;
+  option: EChartsOption;
+}
+
+/** One run's samples; the label (a run's name or id) names its series in the legend. */
+export interface RunSeries {
+  label: string;
+  samples: Sample[];
+}
+
+/** Every colour a chart uses. With one run each metric takes a colour; with several, each run does. */
+export const PALETTE = [
+  '#2563eb',
+  '#ea580c',
+  '#16a34a',
+  '#9333ea',
+  '#dc2626',
+  '#0891b2',
+  '#ca8a04',
+  '#db2777',
+] as const;
+
+/** The shade behind warm-up seconds (left out of the summary). */
+export const WARMUP_SHADE = 'rgba(148, 163, 184, 0.18)';
+
+/** One line to draw per run: what it is called and how to read its value from a sample. */
+export interface Metric {
+  name: string;
+  value: (sample: Sample) => number | null;
+  lineType?: 'solid' | 'dashed' | 'dotted';
+  width?: number;
+}
+
+export interface TimeChart {
+  id: string;
+  title: string;
+  /** Name of the y axis, with its unit. */
+  yName: string;
+  yLog?: boolean;
+}
+
+/** Counts per second of an interval (null for an interval of no length). */
+export function perSecond(count: number, intervalMs: number): number | null {
+  return intervalMs > 0 ? (count * 1000) / intervalMs : null;
+}
+
+/** Builds a chart of some metrics over time, one line per run and metric; lines that are all empty are left out. */
+export function timeChart(chart: TimeChart, runs: RunSeries[], metrics: Metric[]): ChartSpec {
+  const withData = runs.filter((run) => run.samples.length > 0);
+  if (withData.length === 0) return emptyChart(chart);
+  const series: LineSeriesOption[] = [];
+  withData.forEach((run, runIndex) => {
+    const drawn = metrics
+      .map((metric, metricIndex) => ({ metric, metricIndex, data: points(run.samples, metric, chart.yLog) }))
+      .filter((line, i) => i === 0 || line.data.some(([, y]) => y !== null && y !== 0));
+    for (const [i, { metric, metricIndex, data }] of drawn.entries()) {
+      const color = PALETTE[(withData.length === 1 ? metricIndex : runIndex) % PALETTE.length];
+      series.push({
+        type: 'line',
+        name: withData.length === 1 ? metric.name : `${run.label}: ${metric.name}`,
+        data,
+        // A line needs two points; show the dots while a run has too few to draw one.
+        showSymbol: run.samples.length < 2,
+        connectNulls: false,
+        color,
+        lineStyle: { color, type: metric.lineType ?? 'solid', width: metric.width ?? 2 },
+        ...(i === 0 ? warmupArea(run.samples) : {}),
+      });
+    }
+  });
+  return {
+    id: chart.id,
+    title: chart.title,
+    option: {
+      ...baseOption(chart.title, chart),
+      legend: { top: 28, data: series.map((s) => String(s.name)) },
+      series,
+    },
+  };
+}
+
+function emptyChart(chart: TimeChart): ChartSpec {
+  const title = `${chart.title}: no samples yet`;
+  return { id: chart.id, title, option: { ...baseOption(title, chart), series: [] } };
+}
+
+function baseOption(title: string, chart: TimeChart): EChartsOption {
+  return {
+    animation: false,
+    color: [...PALETTE],
+    title: { text: title, left: 'center', textStyle: { fontSize: 14 } },
+    tooltip: { trigger: 'axis' },
+    grid: { left: 72, right: 32, top: 72, bottom: 56 },
+    xAxis: { type: 'value', name: 'time (s)', nameLocation: 'middle', nameGap: 30, min: 0 },
+    yAxis: chart.yLog
+      ? { type: 'log', logBase: 10, name: chart.yName, nameLocation: 'end' }
+      : { type: 'value', name: chart.yName, nameLocation: 'end', min: 0 },
+  };
+}
+
+/** [seconds, value] pairs; a null value leaves a gap. A log axis cannot show 0, so 0 becomes a gap there too. */
+function points(samples: Sample[], metric: Metric, log = false): [number, number | null][] {
+  return samples.map((sample) => {
+    const value = metric.value(sample);
+    return [sample.t, value === null || !Number.isFinite(value) || (log && value <= 0) ? null : value];
+  });
+}
+
+/** A shaded area over the warm-up seconds: from the start of the first warm-up interval to the end of the last. */
+function warmupArea(samples: Sample[]): Pick<LineSeriesOption, 'markArea'> {
+  const warm = samples.filter((s) => s.warmup);
+  const first = warm[0];
+  const last = warm.at(-1);
+  if (first === undefined || last === undefined) return {};
+  const start = Math.max(0, first.t - first.intervalMs / 1000);
+  return {
+    markArea: {
+      silent: true,
+      itemStyle: { color: WARMUP_SHADE },
+      label: { show: true, position: 'insideTop', color: '#64748b' },
+      data: [[{ name: 'warm-up', xAxis: start }, { xAxis: last.t }]],
+    },
+  };
+}

@@ -1,0 +1,3 @@
+export { backlogChart, bandwidthChart, latencyChart, runCharts, throughputChart } from './charts.js';
+export { type ChartSpec, PALETTE, type RunSeries, WARMUP_SHADE } from './common.js';
+export { DEFAULT_SVG_SIZE, renderSvg } from './svg.js';

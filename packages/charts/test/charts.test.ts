@@ -1,0 +1,156 @@
+import type { LineSeriesOption } from 'echarts';
+import { describe, expect, it } from 'vitest';
+import {
+  backlogChart,
+  bandwidthChart,
+  type ChartSpec,
+  latencyChart,
+  PALETTE,
+  runCharts,
+  throughputChart,
+} from '../src/index.js';
+import { samples } from './fixtures.js';
+
+function seriesOf(spec: ChartSpec): LineSeriesOption[] {
+  return spec.option.series as LineSeriesOption[];
+}
+
+function axisName(spec: ChartSpec, axis: 'xAxis' | 'yAxis'): unknown {
+  return (spec.option[axis] as { name?: string }).name;
+}
+
+describe('throughputChart', () => {
+  it('draws produced and consumed records/s for one run, unprefixed', () => {
+    const spec = throughputChart([{ label: 'r1', samples: samples(10) }]);
+    expect(seriesOf(spec).map((s) => s.name)).toEqual(['produced', 'consumed']);
+    expect(seriesOf(spec)[0]?.data?.[0]).toEqual([1, 50_000]);
+  });
+
+  it('prefixes series with the run label when comparing runs', () => {
+    const spec = throughputChart([
+      { label: 'a', samples: samples(5) },
+      { label: 'b', samples: samples(5) },
+    ]);
+    expect(seriesOf(spec).map((s) => s.name)).toEqual([
+      'a: produced',
+      'a: consumed',
+      'b: produced',
+      'b: consumed',
+    ]);
+    expect(seriesOf(spec).map((s) => s.color)).toEqual([PALETTE[0], PALETTE[0], PALETTE[1], PALETTE[1]]);
+  });
+
+  it('scales counts to per-second rates by the interval length', () => {
+    const spec = throughputChart([
+      { label: 'r', samples: samples(1, 0, { intervalMs: 500, producedRecords: 10 }) },
+    ]);
+    expect(seriesOf(spec)[0]?.data?.[0]).toEqual([1, 20]);
+  });
+
+  it('leaves out consumed for a run without consumers', () => {
+    const spec = throughputChart([{ label: 'r', samples: samples(5, 0, { consumedRecords: 0 }) }]);
+    expect(seriesOf(spec).map((s) => s.name)).toEqual(['produced']);
+  });
+
+  it('shades the warm-up seconds when there are warm-up samples', () => {
+    const spec = throughputChart([{ label: 'r', samples: samples(10, 3) }]);
+    expect(seriesOf(spec)[0]?.markArea?.data).toEqual([[{ name: 'warm-up', xAxis: 0 }, { xAxis: 3 }]]);
+  });
+
+  it('has no warm-up area without warm-up samples', () => {
+    const spec = throughputChart([{ label: 'r', samples: samples(10, 0) }]);
+    expect(seriesOf(spec).some((s) => s.markArea !== undefined)).toBe(false);
+  });
+});
+
+describe('units and axes', () => {
+  it('names every axis with its unit', () => {
+    const specs = runCharts(samples(5));
+    expect(specs.map((s) => axisName(s, 'xAxis'))).toEqual(['time (s)', 'time (s)', 'time (s)', 'time (s)']);
+    expect(specs.map((s) => axisName(s, 'yAxis'))).toEqual(['rec/s', 'MiB/s', 'ms', 'records']);
+  });
+
+  it('draws bandwidth in MiB/s', () => {
+    const spec = bandwidthChart([{ label: 'r', samples: samples(1) }]);
+    expect(seriesOf(spec).map((s) => s.data?.[0])).toEqual([
+      [1, 5],
+      [1, 4],
+    ]);
+  });
+
+  it('turns animation off', () => {
+    for (const spec of runCharts(samples(3))) expect(spec.option.animation).toBe(false);
+  });
+});
+
+describe('latencyChart', () => {
+  it('uses a log y axis in ms with publish p50/p99/max and end-to-end p50/p99', () => {
+    const spec = latencyChart([{ label: 'r', samples: samples(5) }]);
+    expect(spec.option.yAxis).toMatchObject({ type: 'log', name: 'ms' });
+    expect(seriesOf(spec).map((s) => s.name)).toEqual([
+      'publish p50',
+      'publish p99',
+      'publish max',
+      'end-to-end p50',
+      'end-to-end p99',
+    ]);
+  });
+
+  it('leaves gaps for null latencies and for zeros a log axis cannot show', () => {
+    const data = samples(3);
+    data[1] = { ...data[1]!, publishP99Ms: null };
+    data[2] = { ...data[2]!, publishP99Ms: 0 };
+    const spec = latencyChart([{ label: 'r', samples: data }]);
+    expect(seriesOf(spec)[1]?.data).toEqual([
+      [1, 8],
+      [2, null],
+      [3, null],
+    ]);
+    expect(seriesOf(spec)[1]?.connectNulls).toBe(false);
+  });
+
+  it('leaves out end-to-end lines for a run that measured none', () => {
+    const spec = latencyChart([
+      { label: 'r', samples: samples(3, 0, { e2eP50Ms: null, e2eP99Ms: null, e2eMaxMs: null }) },
+    ]);
+    expect(seriesOf(spec).map((s) => s.name)).toEqual(['publish p50', 'publish p99', 'publish max']);
+  });
+});
+
+describe('backlogChart', () => {
+  it('draws the backlog in records', () => {
+    const spec = backlogChart([{ label: 'r', samples: samples(3) }]);
+    expect(seriesOf(spec)[0]?.data).toEqual([
+      [1, 0],
+      [2, 1000],
+      [3, 2000],
+    ]);
+  });
+});
+
+describe('runCharts', () => {
+  it('returns throughput, bandwidth, latency and backlog in that order', () => {
+    expect(runCharts(samples(3)).map((s) => s.id)).toEqual(['throughput', 'bandwidth', 'latency', 'backlog']);
+  });
+
+  it('is deterministic: the same samples give the same options', () => {
+    expect(JSON.stringify(runCharts(samples(20, 5), 'x'))).toBe(
+      JSON.stringify(runCharts(samples(20, 5), 'x')),
+    );
+  });
+
+  it('keeps options plain data, so they survive JSON (for the server and the web app)', () => {
+    const specs = runCharts(samples(5, 2));
+    expect(JSON.parse(JSON.stringify(specs))).toEqual(specs);
+  });
+});
+
+describe('empty input', () => {
+  it('says there are no samples instead of failing, for no samples and for no runs', () => {
+    for (const spec of [...runCharts([]), throughputChart([])]) {
+      expect(spec.title).toMatch(/no samples/);
+      expect(spec.option.title).toMatchObject({ text: spec.title });
+      expect(spec.option.series).toEqual([]);
+    }
+  });
+});
