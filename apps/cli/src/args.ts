@@ -12,11 +12,19 @@ export function parseCommandArgs<O extends Options>(command: string, argv: strin
   }
 }
 
-export function intOption(command: string, name: string, value: string | undefined, min: number, max: number): number | undefined {
+export function intOption(
+  command: string,
+  name: string,
+  value: string | undefined,
+  min: number,
+  max: number,
+): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new UsageError(`kbench ${command}: --${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(value)})`);
+    throw new UsageError(
+      `kbench ${command}: --${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(value)})`,
+    );
   }
   return n;
 }

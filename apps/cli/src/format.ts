@@ -14,7 +14,11 @@ export function fmtMs(ms: number | null | undefined): string {
 
 export function table(rows: string[][], align: ('l' | 'r')[] = []): string {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
+  }
   return rows
     .map((row) =>
       row
@@ -27,7 +31,16 @@ export function table(rows: string[][], align: ('l' | 'r')[] = []): string {
 
 function latencyRow(label: string, l: LatencySummary | null): string[] {
   if (!l) return [label, '-', '-', '-', '-', '-', '-', '-'];
-  return [label, fmtMs(l.p50), fmtMs(l.p95), fmtMs(l.p99), fmtMs(l.p999), fmtMs(l.p9999), fmtMs(l.max), fmtMs(l.worst10Mean)];
+  return [
+    label,
+    fmtMs(l.p50),
+    fmtMs(l.p95),
+    fmtMs(l.p99),
+    fmtMs(l.p999),
+    fmtMs(l.p9999),
+    fmtMs(l.max),
+    fmtMs(l.worst10Mean),
+  ];
 }
 
 export function summaryText(summary: RunSummary | null): string {
@@ -35,8 +48,18 @@ export function summaryText(summary: RunSummary | null): string {
   const throughput = table(
     [
       ['', 'records', 'rec/s', 'MB/s'],
-      ['produced', fmtNumber(summary.produced.records), fmtNumber(summary.produced.recordsPerSec), fmtNumber(summary.produced.mbPerSec, 2)],
-      ['consumed', fmtNumber(summary.consumed.records), fmtNumber(summary.consumed.recordsPerSec), fmtNumber(summary.consumed.mbPerSec, 2)],
+      [
+        'produced',
+        fmtNumber(summary.produced.records),
+        fmtNumber(summary.produced.recordsPerSec),
+        fmtNumber(summary.produced.mbPerSec, 2),
+      ],
+      [
+        'consumed',
+        fmtNumber(summary.consumed.records),
+        fmtNumber(summary.consumed.recordsPerSec),
+        fmtNumber(summary.consumed.mbPerSec, 2),
+      ],
     ],
     ['l', 'r', 'r', 'r'],
   );
@@ -48,7 +71,8 @@ export function summaryText(summary: RunSummary | null): string {
     ],
     ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
   );
-  const errors = summary.produced.errors > 0 ? `\nproduce errors: ${fmtNumber(summary.produced.errors)} records` : '';
+  const errors =
+    summary.produced.errors > 0 ? `\nproduce errors: ${fmtNumber(summary.produced.errors)} records` : '';
   return `measured ${fmtNumber(summary.measuredSeconds, 1)} s (warm-up excluded; MB = 1,048,576 bytes of values)\n\n${throughput}\n\n${latency}${errors}`;
 }
 

@@ -22,7 +22,10 @@ async function main(argv: string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   const handler = COMMANDS[command];
-  if (!handler) throw new UsageError(`kbench: unknown command ${JSON.stringify(command)}; commands: ${Object.keys(COMMANDS).join(', ')}`);
+  if (!handler)
+    throw new UsageError(
+      `kbench: unknown command ${JSON.stringify(command)}; commands: ${Object.keys(COMMANDS).join(', ')}`,
+    );
   return handler(rest);
 }
 

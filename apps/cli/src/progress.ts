@@ -19,12 +19,18 @@ export class ProgressLine {
 
   update(p: Progress): void {
     const fraction =
-      p.totalMs !== null ? Math.min(1, p.elapsedMs / p.totalMs) : p.targetRecords ? Math.min(1, p.producedRecords / p.targetRecords) : 0;
+      p.totalMs !== null
+        ? Math.min(1, p.elapsedMs / p.totalMs)
+        : p.targetRecords
+          ? Math.min(1, p.producedRecords / p.targetRecords)
+          : 0;
     const filled = Math.round(fraction * WIDTH);
     const bar = `[${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${String(Math.round(fraction * 100)).padStart(3)}%`;
     const s = this.last;
     const rate = s ? (s.producedRecords / Math.max(1, s.intervalMs)) * 1000 : 0;
-    const figures = s ? `  ${fmtNumber(rate)} rec/s  publish p99 ${fmtMs(s.publishP99Ms)}  backlog ${fmtNumber(s.backlog)}` : '';
+    const figures = s
+      ? `  ${fmtNumber(rate)} rec/s  publish p99 ${fmtMs(s.publishP99Ms)}  backlog ${fmtNumber(s.backlog)}`
+      : '';
     const line = `${p.phase.padEnd(9)} ${bar} ${(p.elapsedMs / 1000).toFixed(0)}s${figures}`;
     if (this.tty) {
       this.out.write(`\r\x1b[2K${line}`);

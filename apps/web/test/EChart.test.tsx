@@ -1,6 +1,6 @@
 import { cleanup, render } from '@testing-library/react';
 import * as echarts from 'echarts/core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EChart, type EChartsOption, sameOption } from '../src/components/EChart';
 
 const option: EChartsOption = {
@@ -46,6 +46,28 @@ describe('EChart', () => {
     rerender(<EChart option={{ ...option, yAxis: { type: 'value', name: 'MB/s' } }} data-testid="chart" />);
     expect(echarts.getInstanceByDom(getByTestId('chart'))).toBe(first);
     expect(getByTestId('chart').textContent).toContain('MB/s');
+  });
+});
+
+  it('skips setOption for an equal option and applies a changed one', () => {
+    const { getByTestId, rerender } = render(<EChart option={option} data-testid="chart" />);
+    const instance = echarts.getInstanceByDom(getByTestId('chart'))!;
+    const setOption = vi.spyOn(instance, 'setOption');
+    rerender(<EChart option={structuredClone(option)} data-testid="chart" />);
+    expect(setOption).not.toHaveBeenCalled();
+    const changed = { ...option, series: [{ type: 'line', name: 'produced', data: [[1, 11]] }] };
+    rerender(<EChart option={changed} data-testid="chart" />);
+    expect(setOption).toHaveBeenCalledTimes(1);
+  });
+
+  it('starts a new instance when the theme changes', () => {
+    const { getByTestId, rerender } = render(<EChart option={option} data-testid="chart" />);
+    const first = echarts.getInstanceByDom(getByTestId('chart'));
+    rerender(<EChart option={option} theme="dark" data-testid="chart" />);
+    const second = echarts.getInstanceByDom(getByTestId('chart'));
+    expect(second).not.toBe(first);
+    expect(first?.isDisposed()).toBe(true);
+    expect(getByTestId('chart').querySelector('svg')).not.toBeNull();
   });
 });
 

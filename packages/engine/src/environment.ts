@@ -15,7 +15,10 @@ function packageVersion(name: string): string {
 }
 
 /** What a reader needs to judge a figure: the machine, the software, and where the load went. */
-export function captureEnvironment(scenario: Scenario, target: { kind: string; bootstrap: string }): Environment {
+export function captureEnvironment(
+  scenario: Scenario,
+  target: { kind: string; bootstrap: string },
+): Environment {
   const cpus = os.cpus();
   return {
     cores: cpus.length,
@@ -27,7 +30,8 @@ export function captureEnvironment(scenario: Scenario, target: { kind: string; b
       node: process.versions.node,
       kbench: packageVersion('@kbench/engine'),
       kafkajs: packageVersion('kafkajs'),
-      broker: target.kind === 'bundled' ? `kbench-broker ${packageVersion('@kbench/broker-native')}` : 'external',
+      broker:
+        target.kind === 'bundled' ? `kbench-broker ${packageVersion('@kbench/broker-native')}` : 'external',
     },
     target: target.kind,
     bootstrap: target.bootstrap,

@@ -6,12 +6,25 @@ import { LatencyHistogram } from './histogram.js';
 const MIB = 1024 * 1024;
 
 export class Meter {
-  private interval = { producedRecords: 0, producedBytes: 0, consumedRecords: 0, consumedBytes: 0, errors: 0 };
+  private interval = {
+    producedRecords: 0,
+    producedBytes: 0,
+    consumedRecords: 0,
+    consumedBytes: 0,
+    errors: 0,
+  };
   private intervalPublish = new LatencyHistogram();
   private intervalE2e = new LatencyHistogram();
   private readonly measuredPublish = new LatencyHistogram();
   private readonly measuredE2e = new LatencyHistogram();
-  private measured = { ms: 0, producedRecords: 0, producedBytes: 0, consumedRecords: 0, consumedBytes: 0, errors: 0 };
+  private measured = {
+    ms: 0,
+    producedRecords: 0,
+    producedBytes: 0,
+    consumedRecords: 0,
+    consumedBytes: 0,
+    errors: 0,
+  };
   /** Totals since load began, warm-up included. */
   producedTotal = 0;
   consumedTotal = 0;

@@ -39,7 +39,8 @@ export class PayloadSource {
   key(): string | null {
     const keys = this.producers.keys;
     if (keys === 'none') return null;
-    if (keys === 'random') return this.pool.toString('hex', this.cursor % POOL_BYTES, (this.cursor % POOL_BYTES) + 8);
+    if (keys === 'random')
+      return this.pool.toString('hex', this.cursor % POOL_BYTES, (this.cursor % POOL_BYTES) + 8);
     const n = Number(keys.slice('roundRobin:'.length));
     return `key-${this.keyCounter++ % n}`;
   }

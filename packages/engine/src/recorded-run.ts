@@ -81,7 +81,10 @@ class RecordedRun extends EventEmitter implements LiveRun {
       status: 'running',
       scenario: this.scenario,
       source: source ?? null,
-      environment: captureEnvironment(this.scenario, { kind: this.scenario.target === 'bundled' ? 'bundled' : 'external', bootstrap: this.scenario.target }),
+      environment: captureEnvironment(this.scenario, {
+        kind: this.scenario.target === 'bundled' ? 'bundled' : 'external',
+        bootstrap: this.scenario.target,
+      }),
       summary: null,
       error: null,
       startedAt: this.startedAt,
@@ -95,7 +98,9 @@ class RecordedRun extends EventEmitter implements LiveRun {
 
   private async execute(record: RunRecord): Promise<RunRecord> {
     const flusher = setInterval(() => {
-      this.flush().catch((err: unknown) => this.emit('log', { level: 'warn', message: `saving samples: ${String(err)}` }));
+      this.flush().catch((err: unknown) =>
+        this.emit('log', { level: 'warn', message: `saving samples: ${String(err)}` }),
+      );
     }, FLUSH_EVERY_MS);
     const outcome = await this.run.execute();
     clearInterval(flusher);

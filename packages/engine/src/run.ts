@@ -1,7 +1,13 @@
 // Runs one scenario from start to finish: target, topics, clients, load, samples, summary.
 // It knows nothing of the history; recorded-run.ts stores what it emits.
 import { EventEmitter } from 'node:events';
-import { type Environment, parseDurationMs, type RunSummary, type Sample, type Scenario } from '@kbench/schema';
+import {
+  type Environment,
+  parseDurationMs,
+  type RunSummary,
+  type Sample,
+  type Scenario,
+} from '@kbench/schema';
 import type { Kafka } from 'kafkajs';
 import { captureEnvironment } from './environment.js';
 import { createKafka, type Log } from './kafkajs/client.js';
@@ -74,7 +80,10 @@ export class ScenarioRun extends EventEmitter {
     this.warmupMs = parseDurationMs(scenario.warmup) ?? 0;
     this.durationMs = scenario.duration === undefined ? null : (parseDurationMs(scenario.duration) ?? null);
     this.meter = new Meter(scenario.consumers.count > 0 ? scenario.consumers.groups : 0);
-    this.environment = captureEnvironment(scenario, { kind: scenario.target === 'bundled' ? 'bundled' : 'external', bootstrap: '' });
+    this.environment = captureEnvironment(scenario, {
+      kind: scenario.target === 'bundled' ? 'bundled' : 'external',
+      bootstrap: '',
+    });
   }
 
   /** Ends the load early; the run finishes as 'stopped' with what it measured so far. */
@@ -119,7 +128,10 @@ export class ScenarioRun extends EventEmitter {
     );
     try {
       target = await openTarget(this.scenario, this.options.workDir);
-      this.environment = captureEnvironment(this.scenario, { kind: target.kind, bootstrap: target.bootstrap.join(',') });
+      this.environment = captureEnvironment(this.scenario, {
+        kind: target.kind,
+        bootstrap: target.bootstrap.join(','),
+      });
       if (this.stopRequested) return this.finish('stopped', null);
       this.setPhase('setup');
       kafka = createKafka(`kbench-${this.options.runId}`, target.bootstrap, this.log);
@@ -188,12 +200,18 @@ export class ScenarioRun extends EventEmitter {
     await admin.connect();
     try {
       const { partitions, replicationFactor, minInsyncReplicas, config } = this.scenario.topics;
-      const configEntries = Object.entries({ 'min.insync.replicas': String(minInsyncReplicas), ...config }).map(
-        ([name, value]) => ({ name, value }),
-      );
+      const configEntries = Object.entries({
+        'min.insync.replicas': String(minInsyncReplicas),
+        ...config,
+      }).map(([name, value]) => ({ name, value }));
       await admin.createTopics({
         waitForLeaders: true,
-        topics: topics.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries })),
+        topics: topics.map((topic) => ({
+          topic,
+          numPartitions: partitions,
+          replicationFactor,
+          configEntries,
+        })),
       });
     } finally {
       await admin.disconnect();
@@ -262,7 +280,12 @@ export class ScenarioRun extends EventEmitter {
 
   private finish(status: RunOutcome['status'], error: string | null): RunOutcome {
     const summary = this.samples.some((s) => !s.warmup) ? this.meter.summary() : null;
-    if (status === 'completed' && summary && summary.produced.records === 0 && this.scenario.producers.count > 0) {
+    if (
+      status === 'completed' &&
+      summary &&
+      summary.produced.records === 0 &&
+      this.scenario.producers.count > 0
+    ) {
       return {
         status: 'failed',
         environment: this.environment,

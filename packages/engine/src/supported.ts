@@ -1,6 +1,6 @@
 // What this engine can run today. A scenario asking for more is refused up front, by field,
 // rather than run as something it is not.
-import { ScenarioError, type Scenario, type ScenarioIssue } from '@kbench/schema';
+import { type Scenario, ScenarioError, type ScenarioIssue } from '@kbench/schema';
 
 const BOOTSTRAP = /^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/;
 
@@ -8,12 +8,16 @@ export function unsupportedIssues(s: Scenario): ScenarioIssue[] {
   const issues: ScenarioIssue[] = [];
   const not = (path: string, message: string) => issues.push({ path, message });
   if (s.target !== 'bundled' && !BOOTSTRAP.test(s.target)) {
-    not('target', `must be bundled or bootstrap servers as host:port[,host:port] (got ${JSON.stringify(s.target)}); the managed kafka target and named profiles are not available yet`);
+    not(
+      'target',
+      `must be bundled or bootstrap servers as host:port[,host:port] (got ${JSON.stringify(s.target)}); the managed kafka target and named profiles are not available yet`,
+    );
   }
   if (s.driver !== 'kafkajs') not('driver', 'only the kafkajs driver is available in this version');
   if (s.cluster.nodes !== 1) not('cluster.nodes', 'the bundled broker runs a single node in this version');
   if (s.cluster.fsync !== 'none') not('cluster.fsync', 'only none (page cache) is available in this version');
-  if (s.producers.rate === 'find-max') not('producers.rate', 'find-max is not available yet; use max or a fixed rate');
+  if (s.producers.rate === 'find-max')
+    not('producers.rate', 'find-max is not available yet; use max or a fixed rate');
   if (!['none', 'gzip'].includes(s.producers.compression)) {
     not('producers.compression', 'the kafkajs driver supports none and gzip in this version');
   }

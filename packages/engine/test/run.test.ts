@@ -99,7 +99,10 @@ describe('ScenarioRun against the bundled broker', () => {
   });
 
   it('stops early on request with status stopped', async () => {
-    const live = new ScenarioRun(parseScenario({ duration: '60s', producers: { count: 1 } }), { runId: 'stoptest', workDir });
+    const live = new ScenarioRun(parseScenario({ duration: '60s', producers: { count: 1 } }), {
+      runId: 'stoptest',
+      workDir,
+    });
     live.on('sample', () => live.stop());
     const outcome = await live.execute();
     expect(outcome.status).toBe('stopped');
@@ -110,11 +113,14 @@ describe('ScenarioRun against the bundled broker', () => {
 describe('startRecordedRun', () => {
   it('stores the run, its samples and its summary in the history', async () => {
     const history = await History.open(path.join(workDir, 'history.duckdb'));
-    const live = await startRecordedRun(parseScenario({ duration: '3s', warmup: '1s', consumers: { count: 1 } }), {
-      history,
-      source: 'test',
-      workDir,
-    });
+    const live = await startRecordedRun(
+      parseScenario({ duration: '3s', warmup: '1s', consumers: { count: 1 } }),
+      {
+        history,
+        source: 'test',
+        workDir,
+      },
+    );
     const running = await history.getRun(live.id);
     expect(running?.status).toBe('running');
     const record = await live.done;

@@ -14,11 +14,14 @@ export async function brokerCommand(argv: string[]): Promise<number> {
     fsync: { type: 'string' },
     processes: { type: 'boolean' },
   });
-  if (positionals.length > 0) throw new UsageError(`kbench broker: unexpected argument ${JSON.stringify(positionals[0])}`);
+  if (positionals.length > 0)
+    throw new UsageError(`kbench broker: unexpected argument ${JSON.stringify(positionals[0])}`);
   const port = intOption('broker', 'port', values.port, 0, 65535) ?? 9092;
   const nodes = intOption('broker', 'nodes', values.nodes, 1, 5) ?? 1;
-  if (nodes !== 1 || values.processes) throw new UsageError('kbench broker: this version runs a single node (--nodes 1, no --processes)');
-  if (values.fsync !== undefined && values.fsync !== 'none') throw new UsageError('kbench broker: --fsync supports none in this version');
+  if (nodes !== 1 || values.processes)
+    throw new UsageError('kbench broker: this version runs a single node (--nodes 1, no --processes)');
+  if (values.fsync !== undefined && values.fsync !== 'none')
+    throw new UsageError('kbench broker: --fsync supports none in this version');
   const dataDir = path.resolve(values['data-dir'] ?? path.join(kbenchHome(), 'broker'));
   await mkdir(dataDir, { recursive: true });
   const broker = await startBroker({ dataDir, port });

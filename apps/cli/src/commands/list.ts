@@ -11,9 +11,12 @@ export async function listCommand(argv: string[]): Promise<number> {
     search: { type: 'string' },
     limit: { type: 'string' },
   });
-  if (positionals.length > 0) throw new UsageError(`kbench list: unexpected argument ${JSON.stringify(positionals[0])}`);
+  if (positionals.length > 0)
+    throw new UsageError(`kbench list: unexpected argument ${JSON.stringify(positionals[0])}`);
   if (values.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(values.status)) {
-    throw new UsageError(`kbench list: --status must be one of ${RUN_STATUSES.join(', ')} (got ${JSON.stringify(values.status)})`);
+    throw new UsageError(
+      `kbench list: --status must be one of ${RUN_STATUSES.join(', ')} (got ${JSON.stringify(values.status)})`,
+    );
   }
   const history = await History.open();
   const runs = await history.listRuns({

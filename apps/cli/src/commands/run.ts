@@ -8,8 +8,8 @@ import {
   formatDurationMs,
   parseDurationMs,
   parseScenario,
-  readScenarioText,
   type RunRecord,
+  readScenarioText,
   type Scenario,
   setKnob,
 } from '@kbench/schema';
@@ -24,9 +24,12 @@ const QUICK = { durationMs: 10_000, warmupMs: 2_000, records: 100_000 };
 export function quickVersion(raw: Record<string, unknown>, parsed: Scenario): Record<string, unknown> {
   let out = raw;
   const duration = parsed.duration === undefined ? undefined : parseDurationMs(parsed.duration);
-  if (duration !== undefined && duration > QUICK.durationMs) out = setKnob(out, 'duration', formatDurationMs(QUICK.durationMs));
-  if ((parseDurationMs(parsed.warmup) ?? 0) > QUICK.warmupMs) out = setKnob(out, 'warmup', formatDurationMs(QUICK.warmupMs));
-  if (parsed.records !== undefined && parsed.records > QUICK.records) out = setKnob(out, 'records', QUICK.records);
+  if (duration !== undefined && duration > QUICK.durationMs)
+    out = setKnob(out, 'duration', formatDurationMs(QUICK.durationMs));
+  if ((parseDurationMs(parsed.warmup) ?? 0) > QUICK.warmupMs)
+    out = setKnob(out, 'warmup', formatDurationMs(QUICK.warmupMs));
+  if (parsed.records !== undefined && parsed.records > QUICK.records)
+    out = setKnob(out, 'records', QUICK.records);
   return out;
 }
 
@@ -39,10 +42,13 @@ export async function loadScenario(
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new UsageError(`cannot read scenario ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new UsageError(
+      `cannot read scenario ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
   }
   let raw = readScenarioText(text, file) as Record<string, unknown>;
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) raw = raw as unknown as Record<string, unknown>;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    raw = raw as unknown as Record<string, unknown>;
   for (const assignment of opts.set ?? []) raw = applySet(raw, assignment);
   if (opts.target !== undefined) raw = setKnob(raw, 'target', opts.target);
   const parsed = parseScenario(raw, file);
@@ -57,7 +63,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     json: { type: 'boolean' },
     quick: { type: 'boolean' },
   });
-  if (positionals.length !== 1) throw new UsageError('kbench run: give exactly one scenario file, e.g. kbench run scenarios/quickstart.yaml');
+  if (positionals.length !== 1)
+    throw new UsageError(
+      'kbench run: give exactly one scenario file, e.g. kbench run scenarios/quickstart.yaml',
+    );
   const file = positionals[0] as string;
   const scenario = await loadScenario(file, values);
   const plans = expandSweep(scenario);
@@ -91,6 +100,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     results.push(record);
     if (!values.json) process.stdout.write(`\n${runHeader(record)}\n\n${summaryText(record.summary)}\n`);
   }
-  if (values.json) process.stdout.write(`${JSON.stringify(plans.length === 1 ? results[0] : results, null, 2)}\n`);
+  if (values.json)
+    process.stdout.write(`${JSON.stringify(plans.length === 1 ? results[0] : results, null, 2)}\n`);
   return results.some((r) => r.status === 'failed') ? 1 : 0;
 }

@@ -10,7 +10,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     port: { type: 'string' },
     scenarios: { type: 'string' },
   });
-  if (positionals.length > 0) throw new UsageError(`kbench serve: unexpected argument ${JSON.stringify(positionals[0])}`);
+  if (positionals.length > 0)
+    throw new UsageError(`kbench serve: unexpected argument ${JSON.stringify(positionals[0])}`);
   const port = intOption('serve', 'port', values.port, 0, 65535) ?? 7420;
   const history = await History.open();
   const webDist = webDistDir();

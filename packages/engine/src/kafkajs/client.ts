@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type LogEntry } from 'kafkajs';
+import { Kafka, type LogEntry, logLevel } from 'kafkajs';
 
 export type Log = (level: 'error' | 'warn' | 'info', message: string) => void;
 

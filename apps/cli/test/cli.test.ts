@@ -1,0 +1,120 @@
+// Runs the built `kbench` command as a user would, against the real broker and a real history file.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const MAIN = path.resolve(here, '../dist/main.js');
+const REPO = path.resolve(here, '../../..');
+
+let home: string;
+beforeAll(async () => {
+  home = await mkdtemp(path.join(os.tmpdir(), 'kbench-cli-test-'));
+});
+afterAll(async () => {
+  await rm(home, { recursive: true, force: true });
+});
+
+function kbench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { cwd: REPO, env: { ...process.env, KBENCH_HOME: home }, timeout: 120_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe('kbench usage errors exit 2 with a message', () => {
+  it('unknown command', async () => {
+    const r = await kbench(['frobnicate']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('unknown command "frobnicate"');
+  });
+
+  it('unknown flag', async () => {
+    const r = await kbench(['run', 'scenarios/quickstart.yaml', '--bogus']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("'--bogus'");
+  });
+
+  it('invalid scenario names the field and the allowed values', async () => {
+    const r = await kbench(['run', 'scenarios/quickstart.yaml', '--set', 'producers.acks=2']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('producers.acks: must be one of 0, 1, all (got 2)');
+  });
+
+  it('a knob the engine cannot run yet', async () => {
+    const r = await kbench(['run', 'scenarios/quickstart.yaml', '--set', 'driver=native']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('driver:');
+  });
+
+  it('missing scenario file', async () => {
+    const r = await kbench(['run', path.join(home, 'missing.yaml')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('ENOENT');
+  });
+
+  it('unknown run id', async () => {
+    const r = await kbench(['show', 'ffffffff']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('no run "ffffffff"');
+  });
+
+  it('bad --limit', async () => {
+    const r = await kbench(['list', '--limit', 'lots']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--limit must be a whole number');
+  });
+});
+
+describe('kbench run, list and show', () => {
+  it('runs a scenario, stores it, and lists and shows it', async () => {
+    const file = path.join(home, 'tiny.yaml');
+    await writeFile(
+      file,
+      'name: tiny\nduration: 3s\nwarmup: 1s\nproducers: { count: 1 }\nconsumers: { count: 1 }\n',
+    );
+    const run = await kbench(['run', file, '--json', '--set', 'topics.partitions=2']);
+    expect(run.stderr).toContain('run ');
+    expect(run.code).toBe(0);
+    const record = JSON.parse(run.stdout);
+    expect(record.status).toBe('completed');
+    expect(record.scenario.topics.partitions).toBe(2);
+    expect(record.summary.produced.recordsPerSec).toBeGreaterThan(0);
+    expect(record.environment.target).toBe('bundled');
+
+    const list = await kbench(['list', '--json']);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout).map((r: { id: string }) => r.id)).toContain(record.id);
+
+    const show = await kbench(['show', record.id.slice(0, 6)]);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain(`run ${record.id}  completed`);
+    expect(show.stdout).toMatch(/produced\s+[\d,]+\s+[\d,]+/);
+  });
+
+  it('runs each value of a sweep', async () => {
+    const file = path.join(home, 'sweep.yaml');
+    await writeFile(
+      file,
+      'name: sizes\nrecords: 500\nsweep: { knob: producers.messageSize, values: [10, 1000] }\n',
+    );
+    const r = await kbench(['run', file, '--json']);
+    expect(r.code).toBe(0);
+    const runs = JSON.parse(r.stdout) as {
+      scenario: { producers: { messageSize: number } };
+      status: string;
+    }[];
+    expect(runs.map((x) => x.scenario.producers.messageSize)).toEqual([10, 1000]);
+    expect(runs.every((x) => x.status === 'completed')).toBe(true);
+  });
+});
