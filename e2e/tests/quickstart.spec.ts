@@ -64,7 +64,10 @@ test('launch the quickstart scenario, watch it live, and find it in the history'
 
 test('stop a run from the live page', async ({ page }) => {
   await page.goto('/');
-  await page.locator('[data-testid=scenario][data-path="quickstart.yaml"]').getByTestId('run-scenario').click();
+  await page
+    .locator('[data-testid=scenario][data-path="quickstart.yaml"]')
+    .getByTestId('run-scenario')
+    .click();
   await expect(page.getByTestId('progress-phase')).toHaveText(/Warming up|Measuring/);
   await page.getByTestId('stop-run').click();
   await expect(page.getByTestId('run-status')).toHaveText('stopped', { timeout: 60_000 });

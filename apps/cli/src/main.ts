@@ -2,13 +2,14 @@
 import { ScenarioError } from '@kbench/schema';
 import { brokerCommand } from './commands/broker.js';
 import { listCommand } from './commands/list.js';
-import { runCommand } from './commands/run.js';
+import { runCommand, sweepCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
 import { showCommand } from './commands/show.js';
 import { USAGE, UsageError } from './usage.js';
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   run: runCommand,
+  sweep: sweepCommand,
   list: listCommand,
   show: showCommand,
   serve: serveCommand,

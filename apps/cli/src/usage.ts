@@ -7,6 +7,7 @@ export const USAGE = `kbench: a benchmark workbench for Kafka-protocol streaming
 
 Usage:
   kbench run <scenario> [--set knob.path=value]... [--target T] [--json] [--quick]
+  kbench sweep <scenario> [same options as run]      (a scenario with sweep: { knob, values })
   kbench list [--json] [--status S] [--search TEXT] [--limit N]
   kbench show <run-id> [--json]
   kbench serve [--port 7420] [--scenarios DIR]

@@ -69,6 +69,12 @@ describe('kbench usage errors exit 2 with a message', () => {
     expect(r.stderr).toContain('no run "ffffffff"');
   });
 
+  it('sweep of a scenario without a sweep', async () => {
+    const r = await kbench(['sweep', 'scenarios/quickstart.yaml']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('has no sweep');
+  });
+
   it('bad --limit', async () => {
     const r = await kbench(['list', '--limit', 'lots']);
     expect(r.code).toBe(2);
@@ -108,7 +114,7 @@ describe('kbench run, list and show', () => {
       file,
       'name: sizes\nrecords: 500\nsweep: { knob: producers.messageSize, values: [10, 1000] }\n',
     );
-    const r = await kbench(['run', file, '--json']);
+    const r = await kbench(['sweep', file, '--json']);
     expect(r.code).toBe(0);
     const runs = JSON.parse(r.stdout) as {
       scenario: { producers: { messageSize: number } };

@@ -23,6 +23,7 @@ export interface AppOptions {
   userScenariosDir?: string;
   /** The built web app (apps/web/dist); without it only the API is served. */
   webDist?: string;
+  /** The interface it listens on; informational, since startServer always binds 127.0.0.1. */
   host?: string;
   /** The port the server is reached on, for the Host check before it listens. */
   port?: number;

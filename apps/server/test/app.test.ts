@@ -1,3 +1,5 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
@@ -98,6 +100,33 @@ describe('scenario library', () => {
     const res = await call({ method: 'GET', url: '/api/scenarios/kreps-2014/missing.yaml' });
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'no scenario kreps-2014/missing.yaml' });
+  });
+});
+
+describe("a person's own scenarios", () => {
+  it('are listed under user/ and read from their own folder', async () => {
+    const userDir = join(ws.dir, 'my-scenarios');
+    await mkdir(userDir, { recursive: true });
+    await writeFile(join(userDir, 'mine.yaml'), 'name: my own\nduration: 5s\n');
+    const own = await buildApp({
+      history: ws.history,
+      scenariosDir: ws.scenariosDir,
+      userScenariosDir: userDir,
+      port: PORT,
+    });
+    try {
+      const list = (await own.inject({ url: '/api/scenarios', headers: { host: HOST } })).json() as {
+        path: string;
+      }[];
+      expect(list.map((s) => s.path)).toContain('user/mine.yaml');
+      const file = await own.inject({ url: '/api/scenarios/user/mine.yaml', headers: { host: HOST } });
+      expect(file.json()).toMatchObject({
+        path: 'user/mine.yaml',
+        scenario: { name: 'my own', duration: '5s' },
+      });
+    } finally {
+      await own.close();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 // One run through the real engine and the bundled broker, driven over HTTP as the web app drives it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningServer, startServer } from '../src/server.js';
 import { makeWorkspace, type Workspace } from './fixtures.js';
 
@@ -107,13 +107,38 @@ describe('a real run', () => {
     const events = await readEvents(`${server.url}/api/runs/${id}/events`, (e) => {
       // Stop as soon as load is measured: the first sample proves the run is under way.
       if (e.event === 'sample' && !stopAnswer) {
-        stopAnswer = fetch(`${server.url}/api/runs/${id}/stop`, { method: 'POST', headers: { origin: server.url } });
+        stopAnswer = fetch(`${server.url}/api/runs/${id}/stop`, {
+          method: 'POST',
+          headers: { origin: server.url },
+        });
       }
     });
     expect((await stopAnswer)?.status).toBe(202);
     expect(events.at(-1)).toMatchObject({ event: 'end', data: { id, status: 'stopped' } });
-    const record = (await (await fetch(`${server.url}/api/runs/${id}`)).json()) as { status: string; source: string };
+    const record = (await (await fetch(`${server.url}/api/runs/${id}`)).json()) as {
+      status: string;
+      source: string;
+    };
     expect(record.status).toBe('stopped');
     expect(record.source).toMatch(/quickstart\.yaml$/);
+  });
+
+  it('lets go of a live run when its event stream is closed', async () => {
+    const start = await startRun({ path: 'quickstart.yaml', set: ['duration=120s'] });
+    const { id } = (await start.json()) as { id: string };
+    const run = server.app.runs.get(id);
+    expect(run).toBeDefined();
+    const before = run!.listenerCount('sample');
+
+    const abort = new AbortController();
+    const res = await fetch(`${server.url}/api/runs/${id}/events`, { signal: abort.signal });
+    const reader = res.body!.getReader();
+    await reader.read(); // the stream is open and subscribed
+    expect(run!.listenerCount('sample')).toBe(before + 1);
+    abort.abort();
+    await vi.waitFor(() => expect(run!.listenerCount('sample')).toBe(before), { timeout: 10_000 });
+
+    run!.stop();
+    expect((await run!.done).status).toBe('stopped');
   });
 });

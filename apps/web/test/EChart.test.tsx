@@ -47,7 +47,6 @@ describe('EChart', () => {
     expect(echarts.getInstanceByDom(getByTestId('chart'))).toBe(first);
     expect(getByTestId('chart').textContent).toContain('MB/s');
   });
-});
 
   it('skips setOption for an equal option and applies a changed one', () => {
     const { getByTestId, rerender } = render(<EChart option={option} data-testid="chart" />);

@@ -5,14 +5,24 @@ import type { Environment, Scenario } from '@kbench/schema';
 
 const require = createRequire(import.meta.url);
 
-function packageVersion(name: string): string {
+function readVersion(path: string): string {
   try {
-    const path = require.resolve(`${name}/package.json`);
     return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
   } catch {
     return 'unknown';
   }
 }
+
+function packageVersion(name: string): string {
+  try {
+    return readVersion(require.resolve(`${name}/package.json`));
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Our own version; read by path because this package's exports do not include package.json. */
+const KBENCH_VERSION = readVersion(new URL('../package.json', import.meta.url).pathname);
 
 /** What a reader needs to judge a figure: the machine, the software, and where the load went. */
 export function captureEnvironment(
@@ -28,7 +38,7 @@ export function captureEnvironment(
     hostname: os.hostname(),
     versions: {
       node: process.versions.node,
-      kbench: packageVersion('@kbench/engine'),
+      kbench: KBENCH_VERSION,
       kafkajs: packageVersion('kafkajs'),
       broker:
         target.kind === 'bundled' ? `kbench-broker ${packageVersion('@kbench/broker-native')}` : 'external',

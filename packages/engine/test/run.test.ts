@@ -44,6 +44,8 @@ describe('ScenarioRun against the bundled broker', () => {
     expect(summary?.produced.records).toBe(measured);
     expect(summary?.produced.mbPerSec).toBeCloseTo((summary!.produced.recordsPerSec * 100) / 1024 / 1024, 2);
     expect(outcome.environment.target).toBe('bundled');
+    expect(outcome.environment.versions.kbench).toMatch(/^\d+\.\d+\.\d+/);
+    expect(outcome.environment.versions.kafkajs).toMatch(/^2\./);
   });
 
   it('stops after exactly the requested number of records', async () => {

@@ -56,8 +56,13 @@ export async function loadScenario(
   return parseScenario(quickVersion(raw, parsed), file);
 }
 
-export async function runCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs('run', argv, {
+/** `kbench sweep`: `run` for a scenario that must have a sweep (a series of runs). */
+export function sweepCommand(argv: string[]): Promise<number> {
+  return runCommand(argv, 'sweep');
+}
+
+export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run'): Promise<number> {
+  const { values, positionals } = parseCommandArgs(command, argv, {
     set: { type: 'string', multiple: true },
     target: { type: 'string' },
     json: { type: 'boolean' },

@@ -59,7 +59,7 @@ async function scenarioFromBody(
   if (result.scenario.sweep) {
     throw new HttpError(
       400,
-      'this scenario is a sweep (one run per value); run it with `kbench sweep <file>`, or remove `sweep` to run it once',
+      'this scenario is a sweep (one run per value); run it with `kbench sweep <file>` (or `kbench run <file>`), or remove `sweep` to run it once',
     );
   }
   return { scenario: result.scenario, source };

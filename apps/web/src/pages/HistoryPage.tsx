@@ -12,13 +12,17 @@ export function HistoryPage() {
   const [search, setSearch] = useState('');
   const [status, setStatus] = useState<RunStatus | ''>('');
 
+  const anyRunning = runs?.some((r) => r.status === 'running') ?? false;
   useEffect(() => {
-    // Wait for typing to pause before asking the server.
-    const timer = setTimeout(() => {
-      api.runs({ status, search: search.trim(), limit: 500 }).then(setRuns, setError);
-    }, 200);
-    return () => clearTimeout(timer);
-  }, [search, status]);
+    const load = () => api.runs({ status, search: search.trim(), limit: 500 }).then(setRuns, setError);
+    // Wait for typing to pause before asking the server; while a run is going, keep its row current.
+    const timer = setTimeout(load, 200);
+    const refresh = anyRunning ? setInterval(load, 3000) : undefined;
+    return () => {
+      clearTimeout(timer);
+      clearInterval(refresh);
+    };
+  }, [search, status, anyRunning]);
 
   const filtered = search.trim() !== '' || status !== '';
   if (error) return <ErrorNote error={error} />;

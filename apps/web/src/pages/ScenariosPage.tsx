@@ -1,9 +1,8 @@
 // Home: the scenario library, grouped by folder, each with a Run button.
 import { useEffect, useMemo, useState } from 'react';
-import type { ScenarioOutline } from '../api';
-import { ApiError, api, type ScenarioEntry } from '../api';
+import { ApiError, api, type RunListItem, type ScenarioEntry, type ScenarioOutline } from '../api';
 import { Empty, ErrorNote } from '../components/bits';
-import { formatBytes } from '../format';
+import { formatBytes, formatDateTime } from '../format';
 import { href, navigate } from '../router';
 
 function groupByFolder(entries: ScenarioEntry[]): [string, ScenarioEntry[]][] {
@@ -105,8 +104,15 @@ export function ScenariosPage() {
   const [busy, setBusy] = useState(false);
   const [filter, setFilter] = useState('');
 
+  const [running, setRunning] = useState<RunListItem | null>(null);
+
   useEffect(() => {
     api.scenarios().then(setEntries, setLoadError);
+    // One run at a time: say which one is going, so Run's refusal is no surprise.
+    api.runs({ status: 'running', limit: 1 }).then(
+      (runs) => setRunning(runs[0] ?? null),
+      () => {},
+    );
   }, []);
 
   const groups = useMemo(() => {
@@ -160,6 +166,12 @@ export function ScenariosPage() {
           onChange={(e) => setFilter(e.target.value)}
         />
       </div>
+      {running && (
+        <div className="notice" data-testid="running-notice">
+          <strong>{running.name}</strong> is running (started {formatDateTime(running.startedAt)}).{' '}
+          <a href={href.live(running.id)}>Watch it live →</a>
+        </div>
+      )}
       {runError && <ErrorNote error={runError} />}
       {groups.map(([folder, list]) => (
         <section key={folder || '.'} className="folder" data-testid="scenario-folder" data-folder={folder}>

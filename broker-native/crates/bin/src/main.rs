@@ -58,12 +58,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // KBENCH_LOG=error|warn|info|debug|trace (default warn), to stderr.
+    let level = std::env::var("KBENCH_LOG")
+        .ok()
+        .and_then(|v| v.parse::<tracing::Level>().ok())
+        .unwrap_or(tracing::Level::WARN);
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("KBENCH_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_ansi(false)
+        .with_max_level(level)
         .init();
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     match runtime.block_on(serve(config)) {

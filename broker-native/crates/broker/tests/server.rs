@@ -167,7 +167,10 @@ fn produce_acks0_frame(correlation_id: i32) -> BytesMut {
     RecordBatchEncoder::encode(
         &mut records,
         [&record],
-        &RecordEncodeOptions { version: 2, compression: Compression::None },
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
     )
     .unwrap();
     let mut data = PartitionProduceData::default();
@@ -197,13 +200,28 @@ async fn produce_with_acks_zero_gets_no_response_but_is_appended() {
     let dir = tempfile::tempdir().unwrap();
     let broker = broker(dir.path()).await;
     broker.broker().log.create_topic("t", 1, false).unwrap();
-    let mut stream = TcpStream::connect(("127.0.0.1", broker.port())).await.unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", broker.port()))
+        .await
+        .unwrap();
     let mut frames = produce_acks0_frame(1);
     frames.extend_from_slice(&api_versions_frame(3, 2));
     stream.write_all(&frames).await.unwrap();
     let mut response = read_response(&mut stream).await;
-    assert_eq!(ResponseHeader::decode(&mut response, 0).unwrap().correlation_id, 2);
-    assert_eq!(broker.broker().log.partition("t", 0).unwrap().high_watermark(), 1);
+    assert_eq!(
+        ResponseHeader::decode(&mut response, 0)
+            .unwrap()
+            .correlation_id,
+        2
+    );
+    assert_eq!(
+        broker
+            .broker()
+            .log
+            .partition("t", 0)
+            .unwrap()
+            .high_watermark(),
+        1
+    );
     broker.stop().await.unwrap();
 }
 

@@ -285,7 +285,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
-        broker.log.partition("t", 0).unwrap().append(&batch(2, 10)).unwrap();
+        broker
+            .log
+            .partition("t", 0)
+            .unwrap()
+            .append(&batch(2, 10))
+            .unwrap();
         let req = request("t", &[(0, 0, 1 << 20)], 20, 1 << 20, 1 << 20);
         let response = response(&broker, req, 11).await;
         assert_eq!(split_and_validate(&records(&response, 0)).unwrap().len(), 1);
@@ -296,7 +301,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
-        let response = response(&broker, request("t", &[(0, 0, 1 << 20)], 20, 1, 1 << 20), 11).await;
+        let response = response(
+            &broker,
+            request("t", &[(0, 0, 1 << 20)], 20, 1, 1 << 20),
+            11,
+        )
+        .await;
         let part = &response.responses[0].partitions[0];
         assert_eq!((part.error_code, part.high_watermark), (0, 0));
         assert!(records(&response, 0).is_empty());

@@ -1,0 +1,18 @@
+// Runs cargo for the host's target triple, the same one `napi build --platform` uses, so the addon,
+// the standalone binary and the tests share one set of compiled dependencies instead of three.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+const host = /^host: (.+)$/m.exec(execFileSync('rustc', ['-vV'], { encoding: 'utf8' }))?.[1];
+if (!host) throw new Error('could not read the host target triple from `rustc -vV`');
+
+const args = process.argv.slice(2);
+execFileSync('cargo', [...args, '--target', host], { cwd: root, stdio: 'inherit' });
+
+// The standalone binary is documented at target/release/kbench-broker.
+if (args[0] === 'build' && args.includes('kbench-broker')) {
+  mkdirSync(join(root, 'target', 'release'), { recursive: true });
+  copyFileSync(join(root, 'target', host, 'release', 'kbench-broker'), join(root, 'target', 'release', 'kbench-broker'));
+}
