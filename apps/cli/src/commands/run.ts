@@ -68,12 +68,16 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     json: { type: 'boolean' },
     quick: { type: 'boolean' },
   });
-  if (positionals.length !== 1)
+  if (positionals.length !== 1) {
     throw new UsageError(
-      'kbench run: give exactly one scenario file, e.g. kbench run scenarios/quickstart.yaml',
+      `kbench ${command}: give exactly one scenario file, e.g. kbench ${command} scenarios/quickstart.yaml`,
     );
+  }
   const file = positionals[0] as string;
   const scenario = await loadScenario(file, values);
+  if (command === 'sweep' && !scenario.sweep) {
+    throw new UsageError(`kbench sweep: ${file} has no sweep; add sweep: { knob, values } or use kbench run`);
+  }
   const plans = expandSweep(scenario);
   const history = await History.open();
   const source = path.relative(process.cwd(), path.resolve(file));
