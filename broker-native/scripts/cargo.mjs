@@ -14,5 +14,8 @@ execFileSync('cargo', [...args, '--target', host], { cwd: root, stdio: 'inherit'
 // The standalone binary is documented at target/release/kbench-broker.
 if (args[0] === 'build' && args.includes('kbench-broker')) {
   mkdirSync(join(root, 'target', 'release'), { recursive: true });
-  copyFileSync(join(root, 'target', host, 'release', 'kbench-broker'), join(root, 'target', 'release', 'kbench-broker'));
+  copyFileSync(
+    join(root, 'target', host, 'release', 'kbench-broker'),
+    join(root, 'target', 'release', 'kbench-broker'),
+  );
 }

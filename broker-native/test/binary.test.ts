@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,7 +53,7 @@ describe('standalone kbench-broker binary', () => {
     await admin.disconnect();
 
     const lines = Array.from({ length: 50 }, (_, i) => `key${i}:value ${i}`);
-    const produced = kcat(['-b', `127.0.0.1:${port}`, '-P', '-t', 't', '-K:'], lines.join('\n') + '\n');
+    const produced = kcat(['-b', `127.0.0.1:${port}`, '-P', '-t', 't', '-K:'], `${lines.join('\n')}\n`);
     expect(produced.stderr).toBe('');
     expect(produced.status).toBe(0);
 

@@ -1,6 +1,6 @@
-import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { type BrokerHandle, startBroker } from '@kbench/broker-native';
+import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBroker, type BrokerHandle } from '@kbench/broker-native';
 import { eventually, tempDir } from './helpers.js';
 
 const TOPIC = 'bench';

@@ -9,7 +9,11 @@ export function tempDir(prefix: string): { path: string; cleanup: () => void } {
 }
 
 /** Polls `check` until it returns a value other than undefined, or throws after `attempts`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, attempts = 200): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  attempts = 200,
+): Promise<T> {
   let last: unknown;
   for (let i = 0; i < attempts; i++) {
     try {

@@ -54,4 +54,3 @@ describe('loading the addon', () => {
     expect(exitCode).toBe(0);
   });
 });
-

@@ -96,7 +96,13 @@ describe('runs', () => {
     const run = makeRun();
     await history.createRun(run);
     const environment = { ...run.environment, bootstrap: '127.0.0.1:40123' };
-    await history.finishRun(run.id, { status: 'completed', summary: null, error: null, finishedAt: 'x', environment });
+    await history.finishRun(run.id, {
+      status: 'completed',
+      summary: null,
+      error: null,
+      finishedAt: 'x',
+      environment,
+    });
     expect((await history.getRun(run.id))?.environment).toEqual(environment);
   });
 
