@@ -32,6 +32,18 @@ function kbench(args: string[]): Promise<{ code: number; stdout: string; stderr:
   });
 }
 
+describe('the kbench bin', () => {
+  it('is linked by npm and runs', async () => {
+    const r = await new Promise<{ code: number; stdout: string }>((resolve) => {
+      execFile(path.join(REPO, 'node_modules/.bin/kbench'), ['help'], { cwd: REPO }, (err, stdout) =>
+        resolve({ code: err ? 1 : 0, stdout }),
+      );
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('kbench run <scenario>');
+  });
+});
+
 describe('kbench usage errors exit 2 with a message', () => {
   it('unknown command', async () => {
     const r = await kbench(['frobnicate']);

@@ -3,6 +3,7 @@
 use crate::codec::VersionTable;
 use crate::config::BrokerConfig;
 use crate::error::{Error, Result};
+use crate::producer_ids::ProducerIdAllocator;
 use crate::stats::{Stats, StatsSnapshot};
 use crate::storage::{Log, LogConfig};
 use kafka_protocol::messages::ApiKey;
@@ -28,6 +29,12 @@ impl SupportedApis {
             (ApiKey::FindCoordinator, 0, 4),
             (ApiKey::ApiVersions, 0, 4),
             (ApiKey::CreateTopics, 2, 7),
+            (ApiKey::DeleteTopics, 1, 6),
+            (ApiKey::CreatePartitions, 0, 3),
+            (ApiKey::DescribeConfigs, 1, 4),
+            (ApiKey::IncrementalAlterConfigs, 0, 1),
+            (ApiKey::InitProducerId, 0, 5),
+            (ApiKey::DescribeCluster, 0, 2),
         ];
         #[cfg(feature = "groups")]
         for (key, min, max) in GroupCoordinator::supported_versions() {
@@ -68,6 +75,8 @@ pub struct Broker {
     pub groups: Arc<GroupCoordinator>,
     pub stats: Stats,
     pub apis: SupportedApis,
+    /// Ids for InitProducerId, never reused across restarts.
+    pub producer_ids: ProducerIdAllocator,
 }
 
 impl Broker {
@@ -88,6 +97,7 @@ impl Broker {
                 ..LogConfig::default()
             },
         )?;
+        let producer_ids = ProducerIdAllocator::open(&config.data_dir)?;
         #[cfg(feature = "groups")]
         let groups =
             GroupCoordinator::open(&config.data_dir.join("__groups"), GroupConfig::default())
@@ -100,6 +110,7 @@ impl Broker {
             groups,
             stats: Stats::default(),
             apis: SupportedApis::new(),
+            producer_ids,
         })
     }
 
@@ -113,6 +124,30 @@ pub struct BrokerHandle {
     broker: Arc<Broker>,
     shutdown: std::sync::Mutex<Option<oneshot::Sender<()>>>,
     server: tokio::sync::Mutex<Option<JoinHandle<()>>>,
+    retention: JoinHandle<()>,
+}
+
+/// Runs a retention pass every `retention_check_interval` (file deletion
+/// on the blocking pool) until aborted.
+async fn enforce_retention(broker: Arc<Broker>) {
+    let mut every = tokio::time::interval(broker.config.retention_check_interval);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    every.tick().await;
+    loop {
+        every.tick().await;
+        let pass = broker.clone();
+        let outcome = tokio::task::spawn_blocking(move || {
+            pass.log
+                .retention_pass(crate::storage::segment::now_ms())
+        })
+        .await;
+        match outcome {
+            Ok(Ok(0)) => {}
+            Ok(Ok(deleted)) => tracing::info!(deleted, "retention deleted segments"),
+            Ok(Err(e)) => tracing::warn!(error = %e, "retention pass failed"),
+            Err(e) => tracing::warn!(error = %e, "retention pass panicked"),
+        }
+    }
 }
 
 /// Binds the listener, opens storage and starts serving on the current
@@ -126,10 +161,12 @@ pub async fn start(config: BrokerConfig) -> Result<BrokerHandle> {
     let server = tokio::spawn(crate::server::run(listener, broker.clone(), async move {
         let _ = rx.await;
     }));
+    let retention = tokio::spawn(enforce_retention(broker.clone()));
     Ok(BrokerHandle {
         broker,
         shutdown: std::sync::Mutex::new(Some(tx)),
         server: tokio::sync::Mutex::new(Some(server)),
+        retention,
     })
 }
 
@@ -160,6 +197,7 @@ impl BrokerHandle {
         if let Some(tx) = self.shutdown.lock().expect("shutdown lock").take() {
             let _ = tx.send(());
         }
+        self.retention.abort();
         let mut server = self.server.lock().await;
         if let Some(task) = server.take() {
             let _ = task.await;

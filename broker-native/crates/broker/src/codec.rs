@@ -40,6 +40,12 @@ pub enum Request {
     OffsetFetch(OffsetFetchRequest),
     ListGroups(ListGroupsRequest),
     DescribeGroups(DescribeGroupsRequest),
+    DeleteTopics(DeleteTopicsRequest),
+    CreatePartitions(CreatePartitionsRequest),
+    DescribeConfigs(DescribeConfigsRequest),
+    IncrementalAlterConfigs(IncrementalAlterConfigsRequest),
+    InitProducerId(InitProducerIdRequest),
+    DescribeCluster(DescribeClusterRequest),
     /// An ApiVersions request of a version we do not speak: answered with
     /// UNSUPPORTED_VERSION in a v0 response, as Kafka does.
     UnsupportedApiVersions,
@@ -122,6 +128,12 @@ fn decode_body(api_key: ApiKey, buf: &mut Bytes, version: i16) -> Result<Request
         ApiKey::OffsetFetch => Request::OffsetFetch(d(buf, version)?),
         ApiKey::ListGroups => Request::ListGroups(d(buf, version)?),
         ApiKey::DescribeGroups => Request::DescribeGroups(d(buf, version)?),
+        ApiKey::DeleteTopics => Request::DeleteTopics(d(buf, version)?),
+        ApiKey::CreatePartitions => Request::CreatePartitions(d(buf, version)?),
+        ApiKey::DescribeConfigs => Request::DescribeConfigs(d(buf, version)?),
+        ApiKey::IncrementalAlterConfigs => Request::IncrementalAlterConfigs(d(buf, version)?),
+        ApiKey::InitProducerId => Request::InitProducerId(d(buf, version)?),
+        ApiKey::DescribeCluster => Request::DescribeCluster(d(buf, version)?),
         other => {
             return Err(Error::UnsupportedApi {
                 api_key: other as i16,

@@ -1,6 +1,7 @@
 //! Broker options, with the defaults the design brief names.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// When appended bytes are forced to disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -25,6 +26,8 @@ pub struct BrokerConfig {
     pub max_connections: usize,
     pub fsync: FsyncPolicy,
     pub cluster_id: String,
+    /// How often retention (retention.ms / retention.bytes) is enforced.
+    pub retention_check_interval: Duration,
 }
 
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 100 * 1024 * 1024;
@@ -44,6 +47,7 @@ impl BrokerConfig {
             max_connections: 1024,
             fsync: FsyncPolicy::None,
             cluster_id: "kbench-cluster".to_string(),
+            retention_check_interval: crate::storage::retention::DEFAULT_CHECK_INTERVAL,
         }
     }
 }

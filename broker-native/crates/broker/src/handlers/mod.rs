@@ -2,9 +2,15 @@
 //! response messages; they never touch sockets.
 
 pub mod api_versions;
+pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_topics;
+pub mod describe_cluster;
+pub mod describe_configs;
 pub mod fetch;
 pub mod find_coordinator;
+pub mod incremental_alter_configs;
+pub mod init_producer_id;
 #[cfg(feature = "groups")]
 pub mod groups;
 pub mod list_offsets;
@@ -49,6 +55,16 @@ pub async fn dispatch(
         Request::Fetch(req) => encode(&fetch::response(broker, req, version).await)?,
         Request::ListOffsets(req) => encode(&list_offsets::response(broker, req, version))?,
         Request::FindCoordinator(req) => encode(&find_coordinator::response(broker, req, version))?,
+        Request::DeleteTopics(req) => encode(&delete_topics::response(broker, req, version))?,
+        Request::CreatePartitions(req) => {
+            encode(&create_partitions::response(broker, req, version))?
+        }
+        Request::DescribeConfigs(req) => encode(&describe_configs::response(broker, req, version))?,
+        Request::IncrementalAlterConfigs(req) => {
+            encode(&incremental_alter_configs::response(broker, req, version))?
+        }
+        Request::InitProducerId(req) => encode(&init_producer_id::response(broker, req, version))?,
+        Request::DescribeCluster(req) => encode(&describe_cluster::response(broker, req, version))?,
         #[cfg(feature = "groups")]
         group_request => groups::dispatch(broker, &header, group_request, peer, encode).await?,
         #[cfg(not(feature = "groups"))]

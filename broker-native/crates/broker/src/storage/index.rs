@@ -1,12 +1,14 @@
 //! Sparse offset index: fixed 8-byte entries of (relative offset u32,
 //! file position u32), one about every `interval` bytes of log.
+//!
+//! The entries live in memory; the file is written whole when a segment is
+//! sealed (rolled) or flushed. A missing or inconsistent file is rebuilt
+//! from the log, and the last segment's index is always rebuilt by recovery.
 
 use crate::error::Result;
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-const ENTRY_SIZE: u64 = 8;
+const ENTRY_SIZE: usize = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexEntry {
@@ -14,54 +16,52 @@ pub struct IndexEntry {
     pub position: u32,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct OffsetIndex {
-    file: File,
     entries: Vec<IndexEntry>,
 }
 
 impl OffsetIndex {
-    /// Opens (or creates) the index file and loads its whole entries; a
-    /// partial trailing entry is dropped.
-    pub fn open(path: &Path) -> Result<OffsetIndex> {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
-        let whole = bytes.len() as u64 / ENTRY_SIZE * ENTRY_SIZE;
-        if whole != bytes.len() as u64 {
-            file.set_len(whole)?;
-        }
-        let entries = bytes[..whole as usize]
-            .chunks_exact(ENTRY_SIZE as usize)
-            .map(|c| IndexEntry {
-                relative_offset: u32::from_be_bytes([c[0], c[1], c[2], c[3]]),
-                position: u32::from_be_bytes([c[4], c[5], c[6], c[7]]),
-            })
-            .collect();
-        file.seek(SeekFrom::End(0))?;
-        Ok(OffsetIndex { file, entries })
+    pub fn new() -> OffsetIndex {
+        OffsetIndex::default()
     }
 
-    pub fn append(&mut self, relative_offset: u32, position: u32) -> Result<()> {
-        if let Some(last) = self.entries.last() {
-            if relative_offset <= last.relative_offset || position <= last.position {
-                return Ok(());
+    /// Reads the index at `path`; None when it is missing or fails the
+    /// checks (whole entries, strictly increasing, positions inside a log of
+    /// `log_size` bytes), so the caller rebuilds it.
+    pub fn load(path: &Path, log_size: u64) -> Result<Option<OffsetIndex>> {
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        if bytes.len() % ENTRY_SIZE != 0 {
+            return Ok(None);
+        }
+        let mut index = OffsetIndex::new();
+        for c in bytes.chunks_exact(ENTRY_SIZE) {
+            let relative_offset = u32::from_be_bytes([c[0], c[1], c[2], c[3]]);
+            let position = u32::from_be_bytes([c[4], c[5], c[6], c[7]]);
+            if u64::from(position) >= log_size || !index.append(relative_offset, position) {
+                return Ok(None);
             }
         }
-        let mut entry = [0u8; ENTRY_SIZE as usize];
-        entry[..4].copy_from_slice(&relative_offset.to_be_bytes());
-        entry[4..].copy_from_slice(&position.to_be_bytes());
-        self.file.write_all(&entry)?;
+        Ok(Some(index))
+    }
+
+    /// Adds an entry; false (and nothing added) unless both the offset and
+    /// the position are past the last entry's.
+    pub fn append(&mut self, relative_offset: u32, position: u32) -> bool {
+        if let Some(last) = self.entries.last() {
+            if relative_offset <= last.relative_offset || position <= last.position {
+                return false;
+            }
+        }
         self.entries.push(IndexEntry {
             relative_offset,
             position,
         });
-        Ok(())
+        true
     }
 
     /// File position of the last indexed batch starting at or before
@@ -77,22 +77,29 @@ impl OffsetIndex {
         }
     }
 
-    /// Drops every entry; used before rebuilding the index from the log.
-    pub fn clear(&mut self) -> Result<()> {
-        self.entries.clear();
-        self.file.set_len(0)?;
-        self.file.seek(SeekFrom::Start(0))?;
-        Ok(())
-    }
-
     pub fn entries(&self) -> &[IndexEntry] {
         &self.entries
     }
 
-    pub fn sync(&self) -> Result<()> {
-        self.file.sync_data()?;
-        Ok(())
+    /// Writes every entry to `path` (through a temporary file and a rename,
+    /// so a crash leaves the old file or the new one).
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let mut bytes = Vec::with_capacity(self.entries.len() * ENTRY_SIZE);
+        for e in &self.entries {
+            bytes.extend_from_slice(&e.relative_offset.to_be_bytes());
+            bytes.extend_from_slice(&e.position.to_be_bytes());
+        }
+        write_replacing(path, &bytes)
     }
+}
+
+/// Writes `bytes` to `path` via `<path>.tmp` and a rename.
+pub(crate) fn write_replacing(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -101,10 +108,9 @@ mod tests {
 
     #[test]
     fn lookup_returns_floor_entry() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut index = OffsetIndex::open(&dir.path().join("0.index")).unwrap();
-        index.append(10, 4096).unwrap();
-        index.append(20, 8192).unwrap();
+        let mut index = OffsetIndex::new();
+        index.append(10, 4096);
+        index.append(20, 8192);
         assert_eq!(index.lookup(5), 0);
         assert_eq!(index.lookup(10), 4096);
         assert_eq!(index.lookup(19), 4096);
@@ -112,38 +118,48 @@ mod tests {
     }
 
     #[test]
-    fn entries_survive_reopen_and_partial_entry_is_dropped() {
+    fn entries_survive_write_and_load() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("0.index");
-        {
-            let mut index = OffsetIndex::open(&path).unwrap();
-            index.append(3, 100).unwrap();
-            index.append(7, 200).unwrap();
-        }
-        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
-        f.write_all(&[1, 2, 3]).unwrap();
-        let index = OffsetIndex::open(&path).unwrap();
-        assert_eq!(
-            index.entries(),
-            &[
-                IndexEntry {
-                    relative_offset: 3,
-                    position: 100
-                },
-                IndexEntry {
-                    relative_offset: 7,
-                    position: 200
-                }
-            ]
-        );
+        let mut index = OffsetIndex::new();
+        index.append(3, 100);
+        index.append(7, 200);
+        index.write(&path).unwrap();
+        let loaded = OffsetIndex::load(&path, 1000).unwrap().unwrap();
+        assert_eq!(loaded.entries(), index.entries());
+    }
+
+    #[test]
+    fn a_partial_entry_makes_the_file_invalid() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("0.index");
+        std::fs::write(&path, [0u8, 0, 0, 3, 0, 0, 0, 100, 1, 2, 3]).unwrap();
+        assert!(OffsetIndex::load(&path, 1000).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_position_past_the_log_makes_the_file_invalid() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("0.index");
+        let mut index = OffsetIndex::new();
+        index.append(3, 5000);
+        index.write(&path).unwrap();
+        assert!(OffsetIndex::load(&path, 1000).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_missing_file_loads_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(OffsetIndex::load(&dir.path().join("x.index"), 10)
+            .unwrap()
+            .is_none());
     }
 
     #[test]
     fn out_of_order_entries_are_ignored() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut index = OffsetIndex::open(&dir.path().join("0.index")).unwrap();
-        index.append(10, 4096).unwrap();
-        index.append(5, 8192).unwrap();
+        let mut index = OffsetIndex::new();
+        assert!(index.append(10, 4096));
+        assert!(!index.append(5, 8192));
         assert_eq!(index.entries().len(), 1);
     }
 }

@@ -1,12 +1,18 @@
-//! The on-disk log: batches, index, segments, partitions, topics.
+//! The on-disk log: batches, indexes, segments, partitions, topics, and the
+//! topics catalog.
 
 pub mod batch;
+pub mod catalog;
+pub mod file_cache;
 pub mod index;
 pub mod log;
 pub mod partition;
+pub mod producer_state;
+pub mod retention;
 pub mod segment;
+pub mod time_index;
 pub mod topic;
 
 pub use log::Log;
-pub use partition::{Appended, LogConfig, Partition, PartitionRead};
+pub use partition::{Appended, LogConfig, Partition, PartitionRead, SharedTopicConfig};
 pub use topic::Topic;

@@ -1,6 +1,6 @@
 //! A topic: its id, its partitions, and the small file that persists them.
 
-use super::partition::Partition;
+use super::partition::{Partition, SharedTopicConfig};
 use crate::error::{Error, Result};
 use kafka_protocol::ResponseError;
 use std::path::Path;
@@ -11,6 +11,10 @@ use uuid::Uuid;
 pub struct Topic {
     pub name: String,
     pub id: Uuid,
+    /// Shared with every partition; storage reads it at each decision.
+    pub config: SharedTopicConfig,
+    /// The configs a client set (Kafka names), behind `config`.
+    pub overrides: std::sync::RwLock<crate::topic_config::TopicOverrides>,
     pub partitions: Vec<Arc<Partition>>,
 }
 

@@ -1,0 +1,136 @@
+//! CreatePartitions: grow a topic's partition count (never shrink it).
+
+use crate::broker::Broker;
+use crate::error::Error;
+use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
+use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
+use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+pub fn response(
+    broker: &Broker,
+    req: CreatePartitionsRequest,
+    _version: i16,
+) -> CreatePartitionsResponse {
+    let mut response = CreatePartitionsResponse::default();
+    response.results = req
+        .topics
+        .into_iter()
+        .map(|topic| grow(broker, topic, req.validate_only))
+        .collect();
+    response
+}
+
+fn grow(broker: &Broker, topic: CreatePartitionsTopic, validate_only: bool) -> CreatePartitionsTopicResult {
+    let mut result = CreatePartitionsTopicResult::default();
+    let outcome = check_assignments(broker, &topic)
+        .and_then(|_| broker.log.create_partitions(&topic.name, topic.count, validate_only));
+    if let Err(e) = outcome {
+        result.error_code = e.code();
+        result.error_message = Some(StrBytes::from_string(e.to_string()));
+    }
+    result.name = topic.name;
+    result
+}
+
+/// Manual assignments may only name this node, one replica per new partition.
+fn check_assignments(broker: &Broker, topic: &CreatePartitionsTopic) -> Result<(), Error> {
+    let Some(assignments) = &topic.assignments else {
+        return Ok(());
+    };
+    let invalid = |message: String| Error::kafka(ResponseError::InvalidReplicaAssignment, message);
+    let current = broker.log.topic(&topic.name).map_or(0, |t| t.partitions.len() as i32);
+    if current > 0 && assignments.len() as i32 != topic.count - current {
+        return Err(invalid(format!(
+            "{} assignments for {} new partitions",
+            assignments.len(),
+            topic.count - current
+        )));
+    }
+    for a in assignments {
+        if a.broker_ids.iter().any(|id| id.0 != broker.config.node_id) || a.broker_ids.len() != 1 {
+            return Err(invalid(format!(
+                "only broker {} exists, with one replica per partition",
+                broker.config.node_id
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handlers::test_support::broker;
+    use kafka_protocol::messages::create_partitions_request::CreatePartitionsAssignment;
+    use kafka_protocol::messages::{BrokerId, TopicName};
+
+    fn request(name: &str, count: i32, validate_only: bool) -> CreatePartitionsRequest {
+        let mut t = CreatePartitionsTopic::default();
+        t.name = TopicName(StrBytes::from_string(name.to_string()));
+        t.count = count;
+        let mut req = CreatePartitionsRequest::default();
+        req.topics = vec![t];
+        req.validate_only = validate_only;
+        req
+    }
+
+    #[tokio::test]
+    async fn grows_the_topic() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        let r = response(&broker, request("t", 4, false), 3);
+        assert_eq!(r.results[0].error_code, 0);
+        assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 4);
+    }
+
+    #[tokio::test]
+    async fn validate_only_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        let r = response(&broker, request("t", 4, true), 0);
+        assert_eq!(r.results[0].error_code, 0);
+        assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn same_or_lower_count_is_invalid_partitions() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 2, false).unwrap();
+        for count in [1, 2] {
+            let r = response(&broker, request("t", count, false), 2);
+            assert_eq!(r.results[0].error_code, ResponseError::InvalidPartitions.code());
+        }
+    }
+
+    #[tokio::test]
+    async fn unknown_topic_is_unknown_topic_or_partition() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        let r = response(&broker, request("nope", 2, false), 1);
+        assert_eq!(
+            r.results[0].error_code,
+            ResponseError::UnknownTopicOrPartition.code()
+        );
+    }
+
+    #[tokio::test]
+    async fn assignment_to_another_broker_is_invalid() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        let mut req = request("t", 2, false);
+        let mut a = CreatePartitionsAssignment::default();
+        a.broker_ids = vec![BrokerId(7)];
+        req.topics[0].assignments = Some(vec![a]);
+        let r = response(&broker, req, 1);
+        assert_eq!(
+            r.results[0].error_code,
+            ResponseError::InvalidReplicaAssignment.code()
+        );
+    }
+}

@@ -1,0 +1,27 @@
+export { KafkaToolError, MissingProgramError } from './errors.js';
+export { type EnsureKafkaJarsOptions, ensureKafkaJars, type KafkaJars } from './jars.js';
+export { type KafkaToolResult, type LogLevel, type RunKafkaToolOptions, runKafkaTool, TOOL_JVM_ARGS } from './java.js';
+export {
+  type ConsumerPerformanceSummary,
+  type ProducerPerformanceSummary,
+  parseConsumerPerformance,
+  parseProducerPerformance,
+} from './parse.js';
+export { KAFKA_VERSION, kafkaCacheDir, kbenchCache, kbenchHome } from './paths.js';
+export {
+  type ConsumerPerformanceOptions,
+  type ConsumerPerformanceResult,
+  consumerPerformance,
+  type ProducerPerformanceOptions,
+  type ProducerPerformanceResult,
+  producerPerformance,
+} from './perf.js';
+export { answersApiVersions, freePort } from './ports.js';
+export {
+  type ApacheKafka,
+  newClusterId,
+  SERVER_JVM_ARGS,
+  type StartApacheKafkaOptions,
+  serverProperties,
+  startApacheKafka,
+} from './server.js';
