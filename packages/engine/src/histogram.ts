@@ -21,6 +21,18 @@ function bucketTop(bucket: number): number {
   return (mantissa + 1) * 2 ** exponent - 1;
 }
 
+/**
+ * A histogram as arrays of bucket indexes and counts, with count, sum and max in microseconds.
+ * The Rust load engine produces the same buckets (SUB_BITS = 10), so both merge into one summary.
+ */
+export interface HistogramBuckets {
+  buckets: number[];
+  counts: number[];
+  count: number;
+  sum: number;
+  max: number;
+}
+
 export class LatencyHistogram {
   private counts = new Map<number, number>();
   private total = 0;
@@ -47,6 +59,28 @@ export class LatencyHistogram {
     this.total += other.total;
     this.sum += other.sum;
     if (other.maxValue > this.maxValue) this.maxValue = other.maxValue;
+  }
+
+  /** The histogram as plain arrays, to cross a thread or napi boundary. Bucketing is part of the contract. */
+  toBuckets(): HistogramBuckets {
+    const buckets: number[] = [];
+    const counts: number[] = [];
+    for (const [bucket, n] of this.counts) {
+      buckets.push(bucket);
+      counts.push(n);
+    }
+    return { buckets, counts, count: this.total, sum: this.sum, max: this.maxValue };
+  }
+
+  /** Adds a histogram sent as buckets (from a worker thread or the native engine). */
+  addBuckets(h: HistogramBuckets): void {
+    h.buckets.forEach((bucket, i) => {
+      const n = h.counts[i] ?? 0;
+      if (n > 0) this.counts.set(bucket, (this.counts.get(bucket) ?? 0) + n);
+    });
+    this.total += h.count;
+    this.sum += h.sum;
+    if (h.max > this.maxValue) this.maxValue = h.max;
   }
 
   reset(): void {

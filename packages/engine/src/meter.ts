@@ -2,6 +2,7 @@
 // histograms the summary is computed from. Warm-up intervals are sampled but never summarised.
 import type { RunSummary, Sample } from '@kbench/schema';
 import { LatencyHistogram } from './histogram.js';
+import type { ClientInterval } from './interval.js';
 
 const MIB = 1024 * 1024;
 
@@ -31,22 +32,22 @@ export class Meter {
   /** Consumer groups that each read every record (for the backlog). */
   constructor(private readonly consumerGroups: number) {}
 
-  produced(records: number, valueBytes: number, latencyMicros: number): void {
-    this.interval.producedRecords += records;
-    this.interval.producedBytes += valueBytes;
-    this.producedTotal += records;
-    this.intervalPublish.record(latencyMicros, records);
+  /** Adds what producers reported for the current interval. */
+  addProduced(interval: ClientInterval): void {
+    this.interval.producedRecords += interval.records;
+    this.interval.producedBytes += interval.valueBytes;
+    this.interval.errors += interval.errors;
+    this.producedTotal += interval.records;
+    this.intervalPublish.addBuckets(interval.latency);
   }
 
-  consumed(valueBytes: number, e2eMicros: number | null): void {
-    this.interval.consumedRecords += 1;
-    this.interval.consumedBytes += valueBytes;
-    this.consumedTotal += 1;
-    if (e2eMicros !== null) this.intervalE2e.record(e2eMicros);
-  }
-
-  error(count = 1): void {
-    this.interval.errors += count;
+  /** Adds what consumers reported for the current interval. */
+  addConsumed(interval: ClientInterval): void {
+    this.interval.consumedRecords += interval.records;
+    this.interval.consumedBytes += interval.valueBytes;
+    this.interval.errors += interval.errors;
+    this.consumedTotal += interval.records;
+    this.intervalE2e.addBuckets(interval.latency);
   }
 
   backlog(): number {

@@ -8,14 +8,12 @@ import {
   type Sample,
   type Scenario,
 } from '@kbench/schema';
-import type { Kafka } from 'kafkajs';
+import { createTopics } from './admin.js';
+import { type LoadClients, type LoadDriver, shares } from './drivers/driver.js';
+import type { Log } from './drivers/kafkajs/client.js';
+import { kafkajsDriver } from './drivers/kafkajs/index.js';
 import { captureEnvironment } from './environment.js';
-import { createKafka, type Log } from './kafkajs/client.js';
-import { LoadConsumer } from './kafkajs/consumer.js';
-import { LoadProducer } from './kafkajs/producer.js';
-import { LoadControl } from './load-control.js';
 import { Meter } from './meter.js';
-import { PayloadSource } from './payload.js';
 import { assertSupported } from './supported.js';
 import { openTarget, type Target } from './target.js';
 
@@ -47,8 +45,12 @@ export interface RunOptions {
   workDir?: string;
 }
 
+interface Clients {
+  producers: LoadClients | null;
+  consumers: LoadClients[];
+}
+
 const SAMPLE_MS = 1000;
-const JOIN_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 30_000;
 
 function message(err: unknown): string {
@@ -63,8 +65,7 @@ export class ScenarioRun extends EventEmitter {
   private phase: Phase = 'starting';
   private loadStartedAt = 0;
   private stopRequested = false;
-  private control: LoadControl | null = null;
-  private meter: Meter;
+  private readonly meter: Meter;
   private readonly samples: Sample[] = [];
   private readonly warmupMs: number;
   private readonly durationMs: number | null;
@@ -89,7 +90,6 @@ export class ScenarioRun extends EventEmitter {
   /** Ends the load early; the run finishes as 'stopped' with what it measured so far. */
   stop(): void {
     this.stopRequested = true;
-    this.control?.stop();
     this.emit('wake');
   }
 
@@ -113,146 +113,113 @@ export class ScenarioRun extends EventEmitter {
     this.emit('log', { level, message: text });
   };
 
-  private onClientError = (err: unknown): void => {
-    this.lastError = message(err);
-  };
+  private driver(): LoadDriver {
+    return kafkajsDriver(this.log);
+  }
 
   async execute(): Promise<RunOutcome> {
     let target: Target | null = null;
-    const producers: LoadProducer[] = [];
-    const consumers: LoadConsumer[] = [];
-    let kafka: Kafka | null = null;
-    const topics = Array.from(
-      { length: this.scenario.topics.count },
-      (_, i) => `${this.scenario.topics.prefix}-${this.options.runId}-${i}`,
-    );
+    const clients: Clients = { producers: null, consumers: [] };
+    const s = this.scenario;
+    const name = `${s.topics.prefix}-${this.options.runId}`;
+    const topics = Array.from({ length: s.topics.count }, (_, i) => `${name}-${i}`);
     try {
-      target = await openTarget(this.scenario, this.options.workDir);
-      this.environment = captureEnvironment(this.scenario, {
-        kind: target.kind,
-        bootstrap: target.bootstrap.join(','),
-      });
+      target = await openTarget(s, this.options.workDir);
+      this.environment = captureEnvironment(s, { kind: target.kind, bootstrap: target.bootstrap.join(',') });
       if (this.stopRequested) return this.finish('stopped', null);
       this.setPhase('setup');
-      kafka = createKafka(`kbench-${this.options.runId}`, target.bootstrap, this.log);
-      await this.createTopics(kafka, topics);
-
-      const s = this.scenario;
-      for (let g = 0; g < (s.consumers.count > 0 ? s.consumers.groups : 0); g++) {
-        for (let c = 0; c < s.consumers.count; c++) {
-          consumers.push(
-            new LoadConsumer({
-              kafka,
-              groupId: `${s.topics.prefix}-${this.options.runId}-g${g}`,
-              topics,
-              // Our topics are new and empty, so reading from the beginning is "latest" without the race
-              // of resolving the latest offset after load has begun.
-              fromBeginning: true,
-              meter: this.meter,
-              onError: this.onClientError,
-            }),
-          );
-        }
-      }
-      for (const consumer of consumers) await consumer.start();
-      await Promise.all(consumers.map((consumer) => consumer.waitForJoin(JOIN_TIMEOUT_MS)));
-
-      const control = new LoadControl(
-        this.durationMs === null ? null : performance.now() + this.durationMs,
-        s.records ?? null,
-        () => performance.now(),
-      );
-      this.control = control;
-      const payload = new PayloadSource(s.producers);
-      const ratePerSec = typeof s.producers.rate === 'number' ? s.producers.rate / s.producers.count : null;
-      for (let p = 0; p < s.producers.count; p++) {
-        producers.push(
-          new LoadProducer({
-            kafka,
+      await createTopics(target.bootstrap, `${name}-admin`, topics, s.topics, this.log);
+      const driver = this.driver();
+      const groups = s.consumers.count > 0 ? s.consumers.groups : 0;
+      for (let g = 0; g < groups && !this.stopRequested; g++) {
+        clients.consumers.push(
+          await driver.startConsumers({
+            bootstrap: target.bootstrap,
             topics,
-            config: s.producers,
-            ratePerSec,
-            control,
-            meter: this.meter,
-            payload,
-            onError: this.onClientError,
+            clientId: `${name}-c`,
+            groupId: `${name}-g${g}`,
+            count: s.consumers.count,
+            // Our topics are new and empty, so reading from the beginning is "latest" without the race
+            // of resolving the latest offset after load has begun.
+            fromBeginning: true,
           }),
         );
       }
-      await Promise.all(producers.map((producer) => producer.connect()));
+      if (s.producers.count > 0 && !this.stopRequested) {
+        clients.producers = await driver.startProducers({
+          bootstrap: target.bootstrap,
+          topics,
+          clientId: `${name}-p`,
+          config: s.producers,
+          ratePerSec: typeof s.producers.rate === 'number' ? s.producers.rate / s.producers.count : null,
+          recordsEach: s.records === undefined ? null : shares(s.records, s.producers.count),
+          durationMs: this.durationMs,
+        });
+      }
       if (this.stopRequested) return this.finish('stopped', null);
-
-      await this.load(control, producers);
+      await this.load(clients);
+      this.lastError =
+        clients.producers?.lastError() ?? clients.consumers.map((c) => c.lastError()).find((e) => e) ?? null;
       return this.finish(this.stopRequested ? 'stopped' : 'completed', null);
     } catch (err) {
       return this.finish('failed', message(err));
     } finally {
       this.setPhase('stopping');
-      this.control?.stop();
-      await Promise.allSettled([...producers, ...consumers].map((client) => client.disconnect()));
+      await Promise.allSettled([clients.producers, ...clients.consumers].map((c) => c?.stop()));
       await target?.close().catch((err: unknown) => this.log('warn', `closing the target: ${message(err)}`));
       this.setPhase('done');
     }
   }
 
-  private async createTopics(kafka: Kafka, topics: string[]): Promise<void> {
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      const { partitions, replicationFactor, minInsyncReplicas, config } = this.scenario.topics;
-      const configEntries = Object.entries({
-        'min.insync.replicas': String(minInsyncReplicas),
-        ...config,
-      }).map(([name, value]) => ({ name, value }));
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: topics.map((topic) => ({
-          topic,
-          numPartitions: partitions,
-          replicationFactor,
-          configEntries,
-        })),
-      });
-    } finally {
-      await admin.disconnect();
-    }
-  }
-
-  /** Drives producers and cuts a sample every second until the control says stop. */
-  private async load(control: LoadControl, producers: LoadProducer[]): Promise<void> {
+  /** Starts the producers and cuts a sample every second until time is up, records are sent, or a stop. */
+  private async load(clients: Clients): Promise<void> {
+    const { producers } = clients;
     this.loadStartedAt = performance.now();
     this.setPhase(this.warmupMs > 0 ? 'warmup' : 'measuring');
-    let producing = true;
-    const produced = Promise.all(producers.map((producer) => producer.run())).finally(() => {
+    let producing = producers !== null;
+    producers?.start();
+    void producers?.finished.then(() => {
       producing = false;
       this.emit('wake');
     });
+    const timeUp = () =>
+      this.durationMs !== null && performance.now() - this.loadStartedAt >= this.durationMs;
+    // Bounded by records: until producers finish; by time: until the duration has passed.
+    const running = () => (this.durationMs === null ? producing : !timeUp());
     let lastCut = this.loadStartedAt;
     let tick = 0;
     let endedOnTick = false;
-    // Without producers (consumers only) the run is bounded by time alone.
-    const running = () => (producers.length > 0 ? producing : !control.stopped);
     while (running() && !this.stopRequested) {
       tick += 1;
-      const due = this.loadStartedAt + tick * SAMPLE_MS;
-      await this.sleepUntil(due, running);
-      if (!running() || this.stopRequested) break; // producers finished or a stop was asked for
+      await this.sleepUntil(this.loadStartedAt + tick * SAMPLE_MS, running);
+      if (this.stopRequested || !running()) break;
       const now = performance.now();
-      this.cut(now, lastCut);
+      await this.cut(clients, now, lastCut);
       lastCut = now;
-      if (this.durationMs !== null && now - this.loadStartedAt >= this.durationMs) {
+      if (timeUp()) {
         endedOnTick = true;
         break;
       }
     }
-    control.stop();
+    if (endedOnTick) return;
+    // The last, partial interval; acks that arrive while draining belong to records sent in it.
     const stoppedAt = performance.now();
-    await Promise.race([produced, new Promise((resolve) => setTimeout(resolve, DRAIN_TIMEOUT_MS))]);
-    // The last, partial interval: acks that arrive while draining belong to records sent in it.
-    if (!endedOnTick && stoppedAt > lastCut) this.cut(stoppedAt, lastCut);
+    if (producers && !this.stopRequested) {
+      await Promise.race([
+        producers.finished,
+        new Promise((resolve) => setTimeout(resolve, DRAIN_TIMEOUT_MS)),
+      ]);
+    }
+    if (stoppedAt > lastCut) await this.cut(clients, Math.max(stoppedAt, lastCut + 1), lastCut);
   }
 
-  private cut(now: number, lastCut: number): void {
+  private async cut(clients: Clients, now: number, lastCut: number): Promise<void> {
+    const [produced, ...consumed] = await Promise.all([
+      clients.producers?.take(),
+      ...clients.consumers.map((c) => c.take()),
+    ]);
+    if (produced) this.meter.addProduced(produced);
+    for (const interval of consumed) if (interval) this.meter.addConsumed(interval);
     const t = Math.round((now - this.loadStartedAt) / 100) / 10;
     // An interval belongs to warm-up when most of it lies there (timers fire a little late).
     const warmup = (lastCut + now) / 2 - this.loadStartedAt < this.warmupMs;
@@ -280,20 +247,11 @@ export class ScenarioRun extends EventEmitter {
 
   private finish(status: RunOutcome['status'], error: string | null): RunOutcome {
     const summary = this.samples.some((s) => !s.warmup) ? this.meter.summary() : null;
-    if (
-      status === 'completed' &&
-      summary &&
-      summary.produced.records === 0 &&
-      this.scenario.producers.count > 0
-    ) {
-      return {
-        status: 'failed',
-        environment: this.environment,
-        summary,
-        samples: this.samples,
-        error: `no record was acknowledged${this.lastError ? `; last client error: ${this.lastError}` : ''}`,
-      };
+    const base = { environment: this.environment, summary, samples: this.samples };
+    if (status === 'completed' && this.scenario.producers.count > 0 && this.meter.producedTotal === 0) {
+      const last = this.lastError ? `; last client error: ${this.lastError}` : '';
+      return { ...base, status: 'failed', error: `no record was acknowledged${last}` };
     }
-    return { status, environment: this.environment, summary, samples: this.samples, error };
+    return { ...base, status, error };
   }
 }

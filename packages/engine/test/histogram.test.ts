@@ -53,3 +53,16 @@ describe('LatencyHistogram', () => {
     expect(s.count).toBe(1);
   });
 });
+
+describe('LatencyHistogram buckets', () => {
+  it('survive a round trip through toBuckets and addBuckets', () => {
+    const a = new LatencyHistogram();
+    for (const v of [1, 50, 1023, 1024, 99_999, 5_123_457]) a.record(v, 3);
+    const b = new LatencyHistogram();
+    b.addBuckets(a.toBuckets());
+    expect(b.count).toBe(a.count);
+    expect(b.max()).toBe(a.max());
+    expect(b.mean()).toBe(a.mean());
+    for (const p of [10, 50, 90, 99, 100]) expect(b.percentile(p)).toBe(a.percentile(p));
+  });
+});

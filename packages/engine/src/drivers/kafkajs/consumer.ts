@@ -1,13 +1,13 @@
 import type { Consumer, Kafka } from 'kafkajs';
-import type { Meter } from '../meter.js';
-import { nowMicros, sentAtMicros } from '../payload.js';
+import type { IntervalAccumulator } from '../../interval.js';
+import { nowMicros, sentAtMicros } from '../../payload.js';
 
 export interface ConsumerPlan {
   kafka: Kafka;
   groupId: string;
   topics: string[];
   fromBeginning: boolean;
-  meter: Meter;
+  acc: IntervalAccumulator;
   onError: (err: unknown) => void;
 }
 
@@ -33,7 +33,7 @@ export class LoadConsumer {
   }
 
   async start(): Promise<void> {
-    const { meter } = this.plan;
+    const { acc } = this.plan;
     await this.consumer.connect();
     await this.consumer.subscribe({ topics: this.plan.topics, fromBeginning: this.plan.fromBeginning });
     await this.consumer.run({
@@ -43,7 +43,7 @@ export class LoadConsumer {
           const sent = sentAtMicros(message.value);
           const fallback = message.timestamp ? Number(message.timestamp) * 1000 : null;
           const stamp = sent ?? fallback;
-          meter.consumed(message.value?.length ?? 0, stamp === null ? null : Math.max(0, now - stamp));
+          acc.add(1, message.value?.length ?? 0, stamp === null ? null : Math.max(0, now - stamp));
         }
       },
     });

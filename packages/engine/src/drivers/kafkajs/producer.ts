@@ -2,9 +2,9 @@
 // so batch.size becomes the records per send, and max in-flight the sends we keep open.
 import type { Scenario } from '@kbench/schema';
 import { CompressionTypes, type Kafka, type Message, Partitioners, type Producer } from 'kafkajs';
-import type { LoadControl } from '../load-control.js';
-import type { Meter } from '../meter.js';
-import { nowMicros, type PayloadSource } from '../payload.js';
+import type { IntervalAccumulator } from '../../interval.js';
+import type { LoadControl } from '../../load-control.js';
+import { nowMicros, type PayloadSource } from '../../payload.js';
 
 const ACKS = { 0: 0, 1: 1, all: -1 } as const;
 
@@ -15,7 +15,7 @@ export interface ProducerPlan {
   /** Records per second for this producer, or null for as fast as acks come back (closed loop). */
   ratePerSec: number | null;
   control: LoadControl;
-  meter: Meter;
+  acc: IntervalAccumulator;
   payload: PayloadSource;
   onError: (err: unknown) => void;
 }
@@ -32,6 +32,11 @@ export class LoadProducer {
       idempotent: plan.config.idempotence,
       maxInFlightRequests: plan.config.maxInFlight,
     });
+  }
+
+  /** Replaces the stop rule before the run starts (the end time is only known at start). */
+  setControl(control: LoadControl): void {
+    this.plan.control = control;
   }
 
   connect(): Promise<void> {
@@ -60,7 +65,7 @@ export class LoadProducer {
 
   private async lane(): Promise<void> {
     const perSend = this.recordsPerSend();
-    const { control, meter, payload, config, ratePerSec } = this.plan;
+    const { control, acc, payload, config, ratePerSec } = this.plan;
     const compression = config.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
     for (;;) {
       const count = control.claim(perSend);
@@ -84,9 +89,9 @@ export class LoadProducer {
       const topic = this.plan.topics[this.topicCursor++ % this.plan.topics.length] as string;
       try {
         await this.producer.send({ topic, messages, acks: ACKS[config.acks], compression, timeout: 30_000 });
-        meter.produced(count, bytes, nowMicros() - intended);
+        acc.add(count, bytes, nowMicros() - intended);
       } catch (err) {
-        meter.error(count);
+        acc.error(count);
         this.plan.onError(err);
         if (control.stopped) return;
         await new Promise((resolve) => setTimeout(resolve, 100));

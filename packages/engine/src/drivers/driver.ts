@@ -1,0 +1,52 @@
+// The one interface every load driver implements (the OpenMessaging Benchmark's shape: what load,
+// which system and how it is driven stay apart). A driver runs a set of clients of one role,
+// wherever they live (worker threads, Rust), and reports what they did when asked.
+import type { Scenario } from '@kbench/schema';
+import type { ClientInterval } from '../interval.js';
+
+export interface ProducersPlan {
+  bootstrap: string[];
+  topics: string[];
+  clientId: string;
+  config: Scenario['producers'];
+  /** Records per second for each producer, or null for a closed loop. */
+  ratePerSec: number | null;
+  /** Records for each producer to send in all, or null when the run is bounded by time. */
+  recordsEach: number[] | null;
+  durationMs: number | null;
+}
+
+export interface ConsumersPlan {
+  bootstrap: string[];
+  topics: string[];
+  clientId: string;
+  groupId: string;
+  count: number;
+  fromBeginning: boolean;
+}
+
+/** A set of clients of one role. */
+export interface LoadClients {
+  /** Begins sending (producers); consumers read from the moment they are ready. */
+  start(): void;
+  /** What the set did since the last take, merged. */
+  take(): Promise<ClientInterval>;
+  /** Resolves when every producer has sent its share (never, for consumers, until stopped). */
+  readonly finished: Promise<void>;
+  /** Stops and disconnects every client; resolves when they are gone. */
+  stop(): Promise<void>;
+  lastError(): string | null;
+}
+
+export interface LoadDriver {
+  readonly name: 'kafkajs' | 'native';
+  /** Resolves once every producer is connected. */
+  startProducers(plan: ProducersPlan): Promise<LoadClients>;
+  /** Resolves once every consumer has joined its group or been assigned its partitions. */
+  startConsumers(plan: ConsumersPlan): Promise<LoadClients>;
+}
+
+/** Splits `total` into `parts` near-equal whole shares. */
+export function shares(total: number, parts: number): number[] {
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
+}

@@ -1,0 +1,37 @@
+// Messages between the kafkajs driver and its worker threads.
+import type { Scenario } from '@kbench/schema';
+import type { ClientInterval } from '../../interval.js';
+
+export type WorkerPlan =
+  | {
+      role: 'producers';
+      bootstrap: string[];
+      topics: string[];
+      clientId: string;
+      count: number;
+      config: Scenario['producers'];
+      ratePerSec: number | null;
+      /** Records for this worker's producers together, or null when bounded by time. */
+      records: number | null;
+      durationMs: number | null;
+    }
+  | {
+      role: 'consumers';
+      bootstrap: string[];
+      topics: string[];
+      clientId: string;
+      groupId: string;
+      count: number;
+      fromBeginning: boolean;
+    };
+
+export type ToWorker = { type: 'start' } | { type: 'take'; id: number } | { type: 'stop' };
+
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'failed'; error: string }
+  | { type: 'interval'; id: number; interval: ClientInterval }
+  | { type: 'finished' }
+  | { type: 'client-error'; error: string }
+  | { type: 'log'; level: 'error' | 'warn' | 'info'; message: string }
+  | { type: 'stopped' };

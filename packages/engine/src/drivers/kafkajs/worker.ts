@@ -1,0 +1,93 @@
+// A worker thread running some kafkajs producers or consumers, so that several of them use more
+// than one core. It counts locally and hands over its counts when the driver asks.
+import { parentPort, workerData } from 'node:worker_threads';
+import { IntervalAccumulator } from '../../interval.js';
+import { LoadControl } from '../../load-control.js';
+import { PayloadSource } from '../../payload.js';
+import { createKafka } from './client.js';
+import { LoadConsumer } from './consumer.js';
+import { LoadProducer } from './producer.js';
+import type { FromWorker, ToWorker, WorkerPlan } from './protocol.js';
+
+const port = parentPort;
+if (!port) throw new Error('the kafkajs worker must run in a worker thread');
+const plan = workerData as WorkerPlan;
+const post = (message: FromWorker) => port.postMessage(message);
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+const acc = new IntervalAccumulator();
+const kafka = createKafka(plan.clientId, plan.bootstrap, (level, message) =>
+  post({ type: 'log', level, message }),
+);
+const onError = (err: unknown) => post({ type: 'client-error', error: describe(err) });
+const producers: LoadProducer[] = [];
+const consumers: LoadConsumer[] = [];
+let control: LoadControl | null = null;
+
+async function setUp(): Promise<void> {
+  if (plan.role === 'producers') {
+    control = new LoadControl(null, plan.records, () => performance.now());
+    const payload = new PayloadSource(plan.config);
+    for (let i = 0; i < plan.count; i++) {
+      producers.push(
+        new LoadProducer({
+          kafka,
+          topics: plan.topics,
+          config: plan.config,
+          ratePerSec: plan.ratePerSec,
+          control,
+          acc,
+          payload,
+          onError,
+        }),
+      );
+    }
+    await Promise.all(producers.map((p) => p.connect()));
+  } else {
+    for (let i = 0; i < plan.count; i++) {
+      consumers.push(
+        new LoadConsumer({
+          kafka,
+          groupId: plan.groupId,
+          topics: plan.topics,
+          fromBeginning: plan.fromBeginning,
+          acc,
+          onError,
+        }),
+      );
+    }
+    for (const consumer of consumers) await consumer.start();
+    await Promise.all(consumers.map((c) => c.waitForJoin(30_000)));
+  }
+}
+
+function start(): void {
+  if (plan.role !== 'producers' || !control) return;
+  if (plan.durationMs !== null) {
+    const durationMs = plan.durationMs;
+    const bounded = new LoadControl(performance.now() + durationMs, plan.records, () => performance.now());
+    control = bounded;
+    for (const p of producers) p.setControl(bounded);
+  }
+  Promise.all(producers.map((p) => p.run())).then(
+    () => post({ type: 'finished' }),
+    (err: unknown) => onError(err),
+  );
+}
+
+async function stop(): Promise<void> {
+  control?.stop();
+  await Promise.allSettled([...producers, ...consumers].map((c) => c.disconnect()));
+  post({ type: 'stopped' });
+}
+
+port.on('message', (message: ToWorker) => {
+  if (message.type === 'start') start();
+  else if (message.type === 'take') post({ type: 'interval', id: message.id, interval: acc.take() });
+  else if (message.type === 'stop') void stop();
+});
+
+setUp().then(
+  () => post({ type: 'ready' }),
+  (err: unknown) => post({ type: 'failed', error: describe(err) }),
+);
