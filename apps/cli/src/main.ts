@@ -2,7 +2,7 @@
 import { ScenarioError } from '@kbench/schema';
 import { brokerCommand } from './commands/broker.js';
 import { listCommand } from './commands/list.js';
-import { runCommand, sweepCommand } from './commands/run.js';
+import { rerunCommand, runCommand, sweepCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
 import { showCommand } from './commands/show.js';
 import { USAGE, UsageError } from './usage.js';
@@ -10,6 +10,7 @@ import { USAGE, UsageError } from './usage.js';
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   run: runCommand,
   sweep: sweepCommand,
+  rerun: rerunCommand,
   list: listCommand,
   show: showCommand,
   serve: serveCommand,

@@ -10,6 +10,7 @@ Usage:
   kbench sweep <scenario> [same options as run]      (a scenario with sweep: { knob, values })
   kbench list [--json] [--status S] [--search TEXT] [--limit N]
   kbench show <run-id> [--json]
+  kbench rerun <run-id> [--json]                     (the stored resolved scenario, run again)
   kbench serve [--port 7420] [--scenarios DIR]
   kbench broker [--port 9092] [--data-dir DIR] [--nodes 1]
   kbench help

@@ -118,6 +118,13 @@ describe('kbench run, list and show', () => {
     expect(show.code).toBe(0);
     expect(show.stdout).toContain(`run ${record.id}  completed`);
     expect(show.stdout).toMatch(/produced\s+[\d,]+\s+[\d,]+/);
+
+    const rerun = await kbench(['rerun', record.id, '--json']);
+    expect(rerun.code).toBe(0);
+    const again = JSON.parse(rerun.stdout);
+    expect(again.id).not.toBe(record.id);
+    expect(again.status).toBe('completed');
+    expect(again.scenario).toEqual(record.scenario);
   });
 
   it('runs each value of a sweep', async () => {

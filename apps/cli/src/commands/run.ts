@@ -79,8 +79,19 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     throw new UsageError(`kbench sweep: ${file} has no sweep; add sweep: { knob, values } or use kbench run`);
   }
   const plans = expandSweep(scenario);
-  const history = await History.open();
   const source = path.relative(process.cwd(), path.resolve(file));
+  return report(await runPlans(plans, source, Boolean(values.json)), Boolean(values.json));
+}
+
+/** Prints the stored runs as JSON (one object, or a list for a sweep); exit 1 if any failed. */
+function report(results: RunRecord[], json: boolean): number {
+  if (json) process.stdout.write(`${JSON.stringify(results.length === 1 ? results[0] : results, null, 2)}\n`);
+  return results.some((r) => r.status === 'failed') ? 1 : 0;
+}
+
+/** Runs resolved scenarios one after another with a progress line each; Ctrl-C stops cleanly. */
+async function runPlans(plans: Scenario[], source: string | null, json: boolean): Promise<RunRecord[]> {
+  const history = await History.open();
   const results: RunRecord[] = [];
   let interrupted = false;
   for (const [i, plan] of plans.entries()) {
@@ -107,9 +118,21 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     process.off('SIGTERM', onSignal);
     progress.end();
     results.push(record);
-    if (!values.json) process.stdout.write(`\n${runHeader(record)}\n\n${summaryText(record.summary)}\n`);
+    if (!json) process.stdout.write(`\n${runHeader(record)}\n\n${summaryText(record.summary)}\n`);
   }
-  if (values.json)
-    process.stdout.write(`${JSON.stringify(plans.length === 1 ? results[0] : results, null, 2)}\n`);
-  return results.some((r) => r.status === 'failed') ? 1 : 0;
+  return results;
+}
+
+/** `kbench rerun <id>`: the stored, fully resolved scenario of a run, run again exactly. */
+export async function rerunCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('rerun', argv, { json: { type: 'boolean' } });
+  if (positionals.length !== 1) throw new UsageError('kbench rerun: give one run id (see kbench list)');
+  const history = await History.open();
+  const id = positionals[0] as string;
+  const original = await history.getRun(id);
+  if (!original) throw new UsageError(`kbench rerun: no run ${JSON.stringify(id)} in ${history.path}`);
+  // Re-validated, so a scenario stored by an older version gets today's checks.
+  const scenario = parseScenario(original.scenario, `run ${original.id}`);
+  process.stderr.write(`rerunning ${original.id} (${original.scenario.name})\n`);
+  return report(await runPlans([scenario], original.source, Boolean(values.json)), Boolean(values.json));
 }
