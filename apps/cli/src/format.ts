@@ -1,5 +1,5 @@
 // Plain-text tables and figures for the terminal.
-import type { LatencySummary, RunListItem, RunRecord, RunSummary } from '@kbench/schema';
+import type { ClientLoad, LatencySummary, RunListItem, RunRecord, RunSummary } from '@kbench/schema';
 
 export function fmtNumber(n: number, digits = 0): string {
   return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -73,7 +73,15 @@ export function summaryText(summary: RunSummary | null): string {
   );
   const errors =
     summary.produced.errors > 0 ? `\nproduce errors: ${fmtNumber(summary.produced.errors)} records` : '';
-  return `measured ${fmtNumber(summary.measuredSeconds, 1)} s (warm-up excluded; MB = 1,048,576 bytes of values)\n\n${throughput}\n\n${latency}${errors}`;
+  const client = summary.client ? `\n${clientText(summary.client)}` : '';
+  return `measured ${fmtNumber(summary.measuredSeconds, 1)} s (warm-up excluded; MB = 1,048,576 bytes of values)\n\n${throughput}\n\n${latency}${errors}${client}`;
+}
+
+function clientText(c: ClientLoad): string {
+  const busy = (label: string, v: number | null) =>
+    v === null ? '' : `, ${label} thread ${Math.round(v * 100)}% busy`;
+  const whose = c.includesBroker ? 'kbench process incl. the bundled broker' : 'kbench process';
+  return `load generator: ${fmtNumber(c.cpuCores, 2)} cores (${whose})${busy('producer', c.producerBusy)}${busy('consumer', c.consumerBusy)}`;
 }
 
 export function runHeader(run: RunRecord): string {

@@ -48,7 +48,8 @@ export async function startBundledBroker(options: {
     bootstrap: `127.0.0.1:${port}`,
     port,
     pid: child.pid!,
-    stop: (graceMs = 5000) => stopChild(child, graceMs).finally(() => process.removeListener('exit', killNow)),
+    stop: (graceMs = 5000) =>
+      stopChild(child, graceMs).finally(() => process.removeListener('exit', killNow)),
   };
 }
 

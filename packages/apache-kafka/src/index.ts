@@ -1,6 +1,12 @@
 export { KafkaToolError, MissingProgramError } from './errors.js';
 export { type EnsureKafkaJarsOptions, ensureKafkaJars, type KafkaJars } from './jars.js';
-export { type KafkaToolResult, type LogLevel, type RunKafkaToolOptions, runKafkaTool, TOOL_JVM_ARGS } from './java.js';
+export {
+  type KafkaToolResult,
+  type LogLevel,
+  type RunKafkaToolOptions,
+  runKafkaTool,
+  TOOL_JVM_ARGS,
+} from './java.js';
 export {
   type ConsumerPerformanceSummary,
   type ProducerPerformanceSummary,

@@ -41,13 +41,23 @@ rootLogger.appenderRef.stderr.ref = STDERR
 export async function ensureKafkaJars(options: EnsureKafkaJarsOptions = {}): Promise<KafkaJars> {
   const dir = options.cacheDir ?? kafkaCacheDir();
   const libDir = join(dir, 'libs');
-  requireProgram('java', ['-version'], 'the Apache Kafka tools and broker run on a JVM', 'apt-get install -y openjdk-17-jdk-headless');
+  requireProgram(
+    'java',
+    ['-version'],
+    'the Apache Kafka tools and broker run on a JVM',
+    'apt-get install -y openjdk-17-jdk-headless',
+  );
   mkdirSync(dir, { recursive: true });
   const log4jConfig = writeLog4jConfig(dir);
   const jars = { classpath: join(libDir, '*'), version: KAFKA_VERSION, libDir, log4jConfig };
   if (isComplete(libDir)) return jars;
 
-  requireProgram('mvn', ['-v'], `Maven fetches the Apache Kafka ${KAFKA_VERSION} jars from Maven Central on first use`, 'apt-get install -y maven');
+  requireProgram(
+    'mvn',
+    ['-v'],
+    `Maven fetches the Apache Kafka ${KAFKA_VERSION} jars from Maven Central on first use`,
+    'apt-get install -y maven',
+  );
   const release = await acquireLock(join(dir, 'fetch.lock'));
   try {
     // Another process may have finished the fetch while we waited for the lock.
@@ -60,7 +70,9 @@ export async function ensureKafkaJars(options: EnsureKafkaJarsOptions = {}): Pro
 }
 
 function isComplete(libDir: string): boolean {
-  return existsSync(join(libDir, COMPLETE_MARKER)) && existsSync(join(libDir, `kafka_2.13-${KAFKA_VERSION}.jar`));
+  return (
+    existsSync(join(libDir, COMPLETE_MARKER)) && existsSync(join(libDir, `kafka_2.13-${KAFKA_VERSION}.jar`))
+  );
 }
 
 function requireProgram(program: string, probeArgs: string[], why: string, install: string): void {

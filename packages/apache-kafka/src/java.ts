@@ -37,7 +37,12 @@ export const TOOL_JVM_ARGS = [
 ];
 
 /** The `java` argument list for a main class with the cached classpath and the quiet log4j2 config. */
-export async function javaArgs(mainClass: string, args: string[], jvmArgs: string[], logLevel: LogLevel): Promise<string[]> {
+export async function javaArgs(
+  mainClass: string,
+  args: string[],
+  jvmArgs: string[],
+  logLevel: LogLevel,
+): Promise<string[]> {
   const jars = await ensureKafkaJars();
   return [
     ...jvmArgs,
@@ -85,10 +90,12 @@ export async function runKafkaTool(
     killGroup();
   }, timeoutMs);
   try {
-    const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('close', (code, signal) => resolve([code, signal]));
-    });
+    const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>(
+      (resolve, reject) => {
+        child.on('error', reject);
+        child.on('close', (code, signal) => resolve([code, signal]));
+      },
+    );
     return { stdout, stderr, exitCode, signal, timedOut, durationMs: Date.now() - started };
   } finally {
     clearTimeout(timer);

@@ -26,7 +26,9 @@ export interface ProducerPerformanceResult extends ProducerPerformanceSummary {
 }
 
 /** Runs org.apache.kafka.tools.ProducerPerformance; throws unless it exits 0 and prints its final summary. */
-export async function producerPerformance(options: ProducerPerformanceOptions): Promise<ProducerPerformanceResult> {
+export async function producerPerformance(
+  options: ProducerPerformanceOptions,
+): Promise<ProducerPerformanceResult> {
   const props = { ...options.producerProps, 'bootstrap.servers': options.bootstrap };
   const args = [
     '--topic',
@@ -71,7 +73,9 @@ export interface ConsumerPerformanceResult extends ConsumerPerformanceSummary {
  * Runs org.apache.kafka.tools.ConsumerPerformance; throws unless it exits 0 and prints its result line.
  * When the idle timeout ends the run early the tool still succeeds: compare `messages` with what you asked.
  */
-export async function consumerPerformance(options: ConsumerPerformanceOptions): Promise<ConsumerPerformanceResult> {
+export async function consumerPerformance(
+  options: ConsumerPerformanceOptions,
+): Promise<ConsumerPerformanceResult> {
   const args = [
     '--bootstrap-server',
     options.bootstrap,

@@ -143,7 +143,9 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
   for (;;) {
     if (!isRunning(child)) {
       await stop();
-      throw new Error(`Apache Kafka exited during startup (${child.exitCode ?? child.signalCode}):\n${logTail(logFile)}`);
+      throw new Error(
+        `Apache Kafka exited during startup (${child.exitCode ?? child.signalCode}):\n${logTail(logFile)}`,
+      );
     }
     if (await answersApiVersions('127.0.0.1', port)) break;
     if (Date.now() > deadline) {

@@ -42,7 +42,10 @@ describe('Apache Kafka 4.3.1 from Maven Central', () => {
       const log = (line: string) => {
         if (line.startsWith('fetched')) fetched.push(line);
       };
-      const [a, b] = await Promise.all([ensureKafkaJars({ cacheDir, log }), ensureKafkaJars({ cacheDir, log })]);
+      const [a, b] = await Promise.all([
+        ensureKafkaJars({ cacheDir, log }),
+        ensureKafkaJars({ cacheDir, log }),
+      ]);
       expect(a.classpath).toBe(b.classpath);
       expect(fetched).toHaveLength(1);
       expect(readdirSync(a.libDir)).toContain('kafka_2.13-4.3.1.jar');
@@ -74,7 +77,11 @@ describe('Apache Kafka 4.3.1 from Maven Central', () => {
     expect(produced.recordsPerSec).toBeGreaterThan(0);
     expect(produced.p999Ms).toBeGreaterThanOrEqual(produced.p50Ms);
 
-    const consumed = await consumerPerformance({ bootstrap: kafka.bootstrap, topic: 'round-trip', messages: 100_000 });
+    const consumed = await consumerPerformance({
+      bootstrap: kafka.bootstrap,
+      topic: 'round-trip',
+      messages: 100_000,
+    });
     expect(consumed.messages).toBe(100_000);
     expect(consumed.mb).toBeCloseTo((100_000 * 100) / 1024 / 1024, 3);
   });

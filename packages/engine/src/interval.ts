@@ -7,6 +7,8 @@ export interface ClientInterval {
   errors: number;
   /** Publish latency for producers, end-to-end latency for consumers, in µs. */
   latency: HistogramBuckets;
+  /** Busy fraction (0..1) of the busiest thread running these clients, when known. */
+  busy: number | null;
 }
 
 /** Counts kept where the work happens, handed over and reset on each take(). */
@@ -32,6 +34,7 @@ export class IntervalAccumulator {
       valueBytes: this.valueBytes,
       errors: this.errors,
       latency: this.latency.toBuckets(),
+      busy: null,
     };
     this.records = 0;
     this.valueBytes = 0;
@@ -47,5 +50,6 @@ export function emptyInterval(): ClientInterval {
     valueBytes: 0,
     errors: 0,
     latency: { buckets: [], counts: [], count: 0, sum: 0, max: 0 },
+    busy: null,
   };
 }

@@ -14,6 +14,14 @@ export class Meter {
     consumedBytes: 0,
     errors: 0,
   };
+  private intervalBusy = { producer: null as number | null, consumer: null as number | null, cpuMicros: 0 };
+  private readonly busyTotals = {
+    producer: [0, 0] as [number, number],
+    consumer: [0, 0] as [number, number],
+    cpuMicros: 0,
+  };
+  /** Whether the broker shares this process (bundled, in-process), for the client CPU figure. */
+  brokerInProcess = false;
   private intervalPublish = new LatencyHistogram();
   private intervalE2e = new LatencyHistogram();
   private readonly measuredPublish = new LatencyHistogram();
@@ -39,6 +47,8 @@ export class Meter {
     this.interval.errors += interval.errors;
     this.producedTotal += interval.records;
     this.intervalPublish.addBuckets(interval.latency);
+    if (interval.busy !== null)
+      this.intervalBusy.producer = Math.max(this.intervalBusy.producer ?? 0, interval.busy);
   }
 
   /** Adds what consumers reported for the current interval. */
@@ -48,6 +58,13 @@ export class Meter {
     this.interval.errors += interval.errors;
     this.consumedTotal += interval.records;
     this.intervalE2e.addBuckets(interval.latency);
+    if (interval.busy !== null)
+      this.intervalBusy.consumer = Math.max(this.intervalBusy.consumer ?? 0, interval.busy);
+  }
+
+  /** CPU time (user + system, µs) the whole process used in the current interval. */
+  addCpu(micros: number): void {
+    this.intervalBusy.cpuMicros += micros;
   }
 
   backlog(): number {
@@ -82,11 +99,25 @@ export class Meter {
       this.measured.consumedRecords += this.interval.consumedRecords;
       this.measured.consumedBytes += this.interval.consumedBytes;
       this.measured.errors += this.interval.errors;
+      for (const role of ['producer', 'consumer'] as const) {
+        const busy = this.intervalBusy[role];
+        if (busy !== null) {
+          this.busyTotals[role][0] += busy * intervalMs;
+          this.busyTotals[role][1] += intervalMs;
+        }
+      }
+      this.busyTotals.cpuMicros += this.intervalBusy.cpuMicros;
     }
+    this.intervalBusy = { producer: null, consumer: null, cpuMicros: 0 };
     this.interval = { producedRecords: 0, producedBytes: 0, consumedRecords: 0, consumedBytes: 0, errors: 0 };
     this.intervalPublish = new LatencyHistogram();
     this.intervalE2e = new LatencyHistogram();
     return sample;
+  }
+
+  private meanBusy(role: 'producer' | 'consumer'): number | null {
+    const [weighted, ms] = this.busyTotals[role];
+    return ms > 0 ? Number((weighted / ms).toFixed(3)) : null;
   }
 
   summary(): RunSummary {
@@ -110,6 +141,12 @@ export class Meter {
       },
       publishLatencyMs: this.measuredPublish.count ? this.measuredPublish.summaryMs() : null,
       endToEndLatencyMs: this.measuredE2e.count ? this.measuredE2e.summaryMs() : null,
+      client: {
+        cpuCores: round(seconds > 0 ? this.busyTotals.cpuMicros / 1e6 / seconds : 0, 2),
+        includesBroker: this.brokerInProcess,
+        producerBusy: this.meanBusy('producer'),
+        consumerBusy: this.meanBusy('consumer'),
+      },
     };
   }
 }

@@ -70,6 +70,7 @@ export class ScenarioRun extends EventEmitter {
   private readonly warmupMs: number;
   private readonly durationMs: number | null;
   private lastError: string | null = null;
+  private lastCpuMicros = 0;
   environment: Environment;
 
   constructor(
@@ -126,6 +127,7 @@ export class ScenarioRun extends EventEmitter {
     try {
       target = await openTarget(s, this.options.workDir);
       this.environment = captureEnvironment(s, { kind: target.kind, bootstrap: target.bootstrap.join(',') });
+      this.meter.brokerInProcess = target.kind === 'bundled';
       if (this.stopRequested) return this.finish('stopped', null);
       this.setPhase('setup');
       await createTopics(target.bootstrap, `${name}-admin`, topics, s.topics, this.log);
@@ -175,6 +177,8 @@ export class ScenarioRun extends EventEmitter {
   private async load(clients: Clients): Promise<void> {
     const { producers } = clients;
     this.loadStartedAt = performance.now();
+    const cpu = process.cpuUsage();
+    this.lastCpuMicros = cpu.user + cpu.system;
     this.setPhase(this.warmupMs > 0 ? 'warmup' : 'measuring');
     let producing = producers !== null;
     producers?.start();
@@ -218,6 +222,9 @@ export class ScenarioRun extends EventEmitter {
       clients.producers?.take(),
       ...clients.consumers.map((c) => c.take()),
     ]);
+    const cpu = process.cpuUsage();
+    this.meter.addCpu(cpu.user + cpu.system - this.lastCpuMicros);
+    this.lastCpuMicros = cpu.user + cpu.system;
     if (produced) this.meter.addProduced(produced);
     for (const interval of consumed) if (interval) this.meter.addConsumed(interval);
     const t = Math.round((now - this.loadStartedAt) / 100) / 10;

@@ -44,6 +44,11 @@ describe('ScenarioRun against the bundled broker', () => {
     expect(summary?.produced.records).toBe(measured);
     expect(summary?.produced.mbPerSec).toBeCloseTo((summary!.produced.recordsPerSec * 100) / 1024 / 1024, 2);
     expect(outcome.environment.target).toBe('bundled');
+    expect(summary?.client?.cpuCores).toBeGreaterThan(0);
+    expect(summary?.client?.includesBroker).toBe(true);
+    expect(summary?.client?.producerBusy).toBeGreaterThan(0);
+    expect(summary?.client?.producerBusy).toBeLessThanOrEqual(1);
+    expect(summary?.client?.consumerBusy).toBeGreaterThan(0);
     expect(outcome.environment.versions.kbench).toMatch(/^\d+\.\d+\.\d+/);
     expect(outcome.environment.versions.kafkajs).toMatch(/^2\./);
   });

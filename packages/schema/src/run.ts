@@ -62,6 +62,18 @@ export interface ThroughputSummary {
   mbPerSec: number;
 }
 
+/** How hard the load generator itself worked, so a reader can tell whether it was the bottleneck. */
+export interface ClientLoad {
+  /** CPU time of the kbench process per second of the measured phase (1 = one core busy). */
+  cpuCores: number;
+  /** True when the bundled broker ran inside the kbench process, so cpuCores includes it. */
+  includesBroker: boolean;
+  /** Mean busy fraction (0..1) of the busiest producer thread, or null without producers. */
+  producerBusy: number | null;
+  /** Mean busy fraction (0..1) of the busiest consumer thread, or null without consumers. */
+  consumerBusy: number | null;
+}
+
 export interface RunSummary {
   /** Length of the measured phase (warm-up excluded), in seconds. */
   measuredSeconds: number;
@@ -69,6 +81,8 @@ export interface RunSummary {
   consumed: ThroughputSummary;
   publishLatencyMs: LatencySummary | null;
   endToEndLatencyMs: LatencySummary | null;
+  /** Absent in runs stored before it was measured. */
+  client?: ClientLoad;
 }
 
 export interface Environment {

@@ -21,7 +21,15 @@ describe('Java client (Apache Kafka 4.3.1 tools) against the bundled broker', ()
     });
 
   it('TopicCommand --create makes a 6-partition topic', async () => {
-    const created = await topicCommand('--create', '--topic', 'perf', '--partitions', '6', '--replication-factor', '1');
+    const created = await topicCommand(
+      '--create',
+      '--topic',
+      'perf',
+      '--partitions',
+      '6',
+      '--replication-factor',
+      '1',
+    );
     expect(created.stderr).toBe('');
     expect(created.stdout.trim()).toBe('Created topic perf.');
     expect(created.exitCode).toBe(0);
@@ -39,7 +47,9 @@ describe('Java client (Apache Kafka 4.3.1 tools) against the bundled broker', ()
     expect(described.exitCode).toBe(0);
     expect(described.stdout).toMatch(/Topic: perf\s.*PartitionCount: 6\s.*ReplicationFactor: 1/);
     for (let partition = 0; partition < 6; partition++) {
-      expect(described.stdout).toMatch(new RegExp(`Partition: ${partition}\\s+Leader: 1\\s+Replicas: 1\\s+Isr: 1`));
+      expect(described.stdout).toMatch(
+        new RegExp(`Partition: ${partition}\\s+Leader: 1\\s+Replicas: 1\\s+Isr: 1`),
+      );
     }
   });
 
@@ -76,7 +86,11 @@ describe('Java client (Apache Kafka 4.3.1 tools) against the bundled broker', ()
       producerProps: { acks: 'all' },
     });
     expect(produced.records).toBe(200_000);
-    const consumed = await consumerPerformance({ bootstrap: broker.bootstrap, topic: 'idempotent', messages: 200_000 });
+    const consumed = await consumerPerformance({
+      bootstrap: broker.bootstrap,
+      topic: 'idempotent',
+      messages: 200_000,
+    });
     expect(consumed.messages).toBe(200_000);
   });
 });

@@ -40,6 +40,7 @@ export function mergeIntervals(parts: ClientInterval[]): ClientInterval {
     out.latency.count += part.latency.count;
     out.latency.sum += part.latency.sum;
     out.latency.max = Math.max(out.latency.max, part.latency.max);
+    if (part.busy !== null) out.busy = Math.max(out.busy ?? 0, part.busy);
   }
   return out;
 }

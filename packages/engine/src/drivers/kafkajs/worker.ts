@@ -81,9 +81,19 @@ async function stop(): Promise<void> {
   post({ type: 'stopped' });
 }
 
+let lastLoop = performance.eventLoopUtilization();
+
+/** This thread's counts, and how busy its event loop was since the last take. */
+function take() {
+  const now = performance.eventLoopUtilization();
+  const busy = performance.eventLoopUtilization(now, lastLoop).utilization;
+  lastLoop = now;
+  return { ...acc.take(), busy };
+}
+
 port.on('message', (message: ToWorker) => {
   if (message.type === 'start') start();
-  else if (message.type === 'take') post({ type: 'interval', id: message.id, interval: acc.take() });
+  else if (message.type === 'take') post({ type: 'interval', id: message.id, interval: take() });
   else if (message.type === 'stop') void stop();
 });
 

@@ -1,0 +1,240 @@
+// npm run bench: the Java perf tools against the bundled broker and Apache Kafka 4.3.1, into docs/benchmarks.md.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startBundledBroker } from '../bundled.js';
+import { ensureKafkaJars } from '../jars.js';
+import { runKafkaTool } from '../java.js';
+import { KAFKA_VERSION, packageRoot } from '../paths.js';
+import { consumerPerformance, type ProducerPerformanceResult, producerPerformance } from '../perf.js';
+import { startApacheKafka } from '../server.js';
+import { fixed, int, replaceSection } from './doc.js';
+import { describeMachine } from './machine.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    only: { type: 'string', default: 'machine,throughput,topics' },
+    records: { type: 'string', default: process.env.KBENCH_BENCH_RECORDS ?? '10000000' },
+    'topic-counts': { type: 'string', default: process.env.KBENCH_BENCH_TOPIC_COUNTS ?? '1,50001,120001' },
+    'create-timeout-min': { type: 'string', default: '20' },
+    doc: { type: 'string', default: join(packageRoot(), '..', '..', 'docs', 'benchmarks.md') },
+  },
+});
+const only = new Set(flags.only.split(','));
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+interface Target {
+  name: string;
+  bootstrap: string;
+  stop(): Promise<void>;
+}
+
+async function withTarget<T>(kind: 'bundled' | 'apache', use: (target: Target) => Promise<T>): Promise<T> {
+  const dataDir = mkdtempSync(join(tmpdir(), `kbench-bench-${kind}-`));
+  const target =
+    kind === 'bundled'
+      ? { name: 'bundled broker (kbench-broker)', ...(await startBundledBroker({ dataDir })) }
+      : { name: `Apache Kafka ${KAFKA_VERSION}`, ...(await startApacheKafka({ dataDir })) };
+  try {
+    return await use(target);
+  } finally {
+    await target.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
+  const args = [
+    '--bootstrap-server',
+    bootstrap,
+    '--create',
+    '--topic',
+    topic,
+    '--partitions',
+    String(partitions),
+  ];
+  const created = await runKafkaTool('org.apache.kafka.tools.TopicCommand', args, { timeoutMs: 120_000 });
+  if (created.exitCode !== 0)
+    throw new Error(`TopicCommand --create ${topic} failed: ${created.stdout}${created.stderr}`);
+}
+
+function machineSection(): string {
+  const m = describeMachine();
+  return `## Machine
+
+| | |
+|---|---|
+| CPU | ${m.cpuModel}, ${m.cores} cores |
+| memory | ${m.memoryGiB} GiB |
+| OS | ${m.os}, ${m.kernel} |
+| open files limit | ${m.openFilesLimit} |
+| Java | ${m.java} |
+| Node | ${m.node} |
+| Apache Kafka (tools, client, reference broker) | ${KAFKA_VERSION} from Maven Central |
+| date | ${m.date} |
+
+Broker, tools and Node share this one machine.`;
+}
+
+interface ThroughputRow {
+  target: string;
+  produced: ProducerPerformanceResult;
+  consumedPerSec: number;
+  consumedMbPerSec: number;
+  consumed: number;
+}
+
+async function throughputSection(records: number): Promise<string> {
+  const rows: ThroughputRow[] = [];
+  for (const kind of ['bundled', 'apache'] as const) {
+    rows.push(
+      await withTarget(kind, async (target) => {
+        log(`throughput: ${records} x 100 B, acks=1, 6 partitions -> ${target.name}`);
+        await createTopic(target.bootstrap, 'throughput', 6);
+        const produced = await producerPerformance({
+          bootstrap: target.bootstrap,
+          topic: 'throughput',
+          records,
+          recordSize: 100,
+          producerProps: { acks: 1 },
+          timeoutMs: 30 * 60_000,
+        });
+        log(`  produced ${int(produced.recordsPerSec)} rec/s; consuming`);
+        const consumed = await consumerPerformance({
+          bootstrap: target.bootstrap,
+          topic: 'throughput',
+          messages: records,
+          timeoutMs: 30 * 60_000,
+        });
+        return {
+          target: target.name,
+          produced,
+          consumed: consumed.messages,
+          consumedPerSec: consumed.messagesPerSec,
+          consumedMbPerSec: consumed.mbPerSec,
+        };
+      }),
+    );
+  }
+  const [bundled, apache] = rows as [ThroughputRow, ThroughputRow];
+  const ratio = (a: number, b: number) => `${fixed(a / b)}x`;
+  const line = (r: ThroughputRow) =>
+    `| ${r.target} | ${int(r.produced.recordsPerSec)} | ${fixed(r.produced.mbPerSec)} | ${fixed(r.produced.avgLatencyMs, 1)} | ` +
+    `${r.produced.p50Ms} | ${r.produced.p99Ms} | ${r.produced.p999Ms} | ${fixed(r.produced.maxLatencyMs, 0)} | ` +
+    `${int(r.consumedPerSec)} | ${fixed(r.consumedMbPerSec)} |`;
+  return `## Producer throughput: bundled broker vs Apache Kafka ${KAFKA_VERSION}
+
+ProducerPerformance, ${int(records)} records of 100 B, one producer, \`acks=1\` (Java defaults otherwise:
+batch.size 16384, linger.ms 5, idempotence off because acks is not all), one topic with 6 partitions, one
+node; then ConsumerPerformance reads the same ${int(records)} records back (one consumer, Java defaults). Each
+broker starts empty in its own temporary directory; Apache Kafka runs with kafka-server-start.sh's 1 GB heap.
+Latencies in ms, as ProducerPerformance measures them (send to ack, including time queued in the client).
+
+| target | produce rec/s | MB/s | avg | p50 | p99 | p99.9 | max | consume rec/s | consume MB/s |
+|---|---|---|---|---|---|---|---|---|---|
+${line(bundled)}
+${line(apache)}
+| **ratio bundled / Apache Kafka** | **${ratio(bundled.produced.recordsPerSec, apache.produced.recordsPerSec)}** | | ${ratio(bundled.produced.avgLatencyMs, apache.produced.avgLatencyMs)} | | ${ratio(bundled.produced.p99Ms, apache.produced.p99Ms)} | | | **${ratio(bundled.consumedPerSec, apache.consumedPerSec)}** | |
+
+Consumed: ${int(bundled.consumed)} (bundled), ${int(apache.consumed)} (Apache Kafka).`;
+}
+
+interface TopicCountRow {
+  topics: number;
+  createMs?: number;
+  failure?: string;
+  latency?: ProducerPerformanceResult;
+}
+
+async function createFillerTopics(
+  bootstrap: string,
+  count: number,
+  timeoutMs: number,
+): Promise<TopicCountRow> {
+  if (count === 0) return { topics: 1, createMs: 0 };
+  const program = join(packageRoot(), 'java', 'CreateTopics.java');
+  const run = await runKafkaTool(program, [bootstrap, 'filler', String(count), '1000'], { timeoutMs });
+  const lines = run.stdout.trim().split('\n');
+  const done = lines.map((l) => /^created (\d+) (\d+)$/.exec(l)).find((m) => m);
+  if (run.exitCode === 0 && done) return { topics: count + 1, createMs: Number(done[2]) };
+  const progress = lines
+    .map((l) => /^progress (\d+) (\d+)$/.exec(l))
+    .filter((m) => m)
+    .pop();
+  const cause = run.timedOut
+    ? `stopped after ${Math.round(timeoutMs / 60_000)} min`
+    : (/Caused by: (.*)/.exec(run.stderr)?.[1] ?? run.stderr.trim().split('\n')[0] ?? `exit ${run.exitCode}`);
+  const reached = progress
+    ? `${int(Number(progress[1]))} created in ${fixed(Number(progress[2]) / 1000, 1)} s, then `
+    : '';
+  return { topics: count + 1, failure: `${reached}${cause}` };
+}
+
+async function topicsSection(counts: number[], createTimeoutMs: number): Promise<string> {
+  const rows: TopicCountRow[] = [];
+  for (const topics of counts) {
+    rows.push(
+      await withTarget('bundled', async (target) => {
+        log(`topics: creating ${topics} topics on the bundled broker`);
+        const row = await createFillerTopics(target.bootstrap, topics - 1, createTimeoutMs);
+        if (row.failure) {
+          log(`  creation failed: ${row.failure}`);
+          return row;
+        }
+        await createTopic(target.bootstrap, 'latency', 1);
+        log(`  created in ${row.createMs} ms; ProducerPerformance 100,000 x 4096 B`);
+        row.latency = await producerPerformance({
+          bootstrap: target.bootstrap,
+          topic: 'latency',
+          records: 100_000,
+          recordSize: 4096,
+          producerProps: { acks: 1, 'batch.size': 128000 },
+          timeoutMs: 20 * 60_000,
+        });
+        return row;
+      }),
+    );
+  }
+  const base = rows.find((r) => r.topics === 1)?.latency;
+  const line = (r: TopicCountRow) => {
+    const created = r.createMs === undefined || r.topics === 1 ? '-' : `${fixed(r.createMs / 1000, 1)} s`;
+    if (!r.latency) return `| ${int(r.topics)} | ${created} | not measured: ${r.failure} | | | | | |`;
+    const l = r.latency;
+    const vs = base ? `${fixed(l.avgLatencyMs / base.avgLatencyMs)}x` : '-';
+    return `| ${int(r.topics)} | ${created} | ${fixed(l.avgLatencyMs, 1)} | ${vs} | ${l.p50Ms} | ${l.p99Ms} | ${fixed(l.maxLatencyMs, 0)} | ${int(l.recordsPerSec)} |`;
+  };
+  return `## Producer latency with many topics (SEEDS.md #4, the 2016 topic-count test)
+
+The bundled broker, one node, empty at the start of each row. The Java Admin client creates the other topics
+(1 partition, RF 1) in CreateTopics batches of 1,000 (java/CreateTopics.java); "create" is the time for
+those. Then ProducerPerformance sends 100,000 records of 4,096 B with \`acks=1\`, \`batch.size=128000\` to
+one more 1-partition topic. The 2016 write-up saw average latency grow with the topic count (roughly
+200-500 ms on its VM). Latencies in ms; "avg vs 1 topic" divides by the 1-topic row.
+
+| topics on the broker | create | avg latency | avg vs 1 topic | p50 | p99 | max | rec/s |
+|---|---|---|---|---|---|---|---|
+${rows.map(line).join('\n')}`;
+}
+
+async function main(): Promise<void> {
+  await ensureKafkaJars({ log });
+  if (only.has('machine')) replaceSection(flags.doc, 'machine', machineSection());
+  if (only.has('throughput')) {
+    replaceSection(flags.doc, 'throughput', await throughputSection(Number(flags.records)));
+  }
+  if (only.has('topics')) {
+    const counts = flags['topic-counts'].split(',').map(Number);
+    replaceSection(
+      flags.doc,
+      'topics',
+      await topicsSection(counts, Number(flags['create-timeout-min']) * 60_000),
+    );
+  }
+  log(`wrote ${flags.doc}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
