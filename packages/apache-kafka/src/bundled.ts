@@ -14,8 +14,10 @@ export interface BundledBroker {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** broker-native/target/release/kbench-broker, found through the @kbench/broker-native workspace package. */
+/** `$KBENCH_BROKER_BINARY`, or broker-native/target/release/kbench-broker (found through its workspace package). */
 export function bundledBrokerBinary(): string {
+  const fromEnv = process.env.KBENCH_BROKER_BINARY;
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
   const packageJson = createRequire(import.meta.url).resolve('@kbench/broker-native/package.json');
   const binary = join(dirname(packageJson), 'target', 'release', 'kbench-broker');
   if (!existsSync(binary)) throw new Error(`${binary} is missing: run npm run build first`);

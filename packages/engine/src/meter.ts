@@ -62,6 +62,11 @@ export class Meter {
       this.intervalBusy.consumer = Math.max(this.intervalBusy.consumer ?? 0, interval.busy);
   }
 
+  /** Records written before the measured phase (a preloaded backlog): they count toward the backlog only. */
+  preloaded(records: number): void {
+    this.producedTotal += records;
+  }
+
   /** CPU time (user + system, µs) the whole process used in the current interval. */
   addCpu(micros: number): void {
     this.intervalBusy.cpuMicros += micros;

@@ -17,7 +17,7 @@ import { Meter } from './meter.js';
 import { assertSupported } from './supported.js';
 import { openTarget, type Target } from './target.js';
 
-export type Phase = 'starting' | 'setup' | 'warmup' | 'measuring' | 'stopping' | 'done';
+export type Phase = 'starting' | 'setup' | 'preload' | 'warmup' | 'measuring' | 'stopping' | 'done';
 
 export interface Progress {
   phase: Phase;
@@ -71,6 +71,8 @@ export class ScenarioRun extends EventEmitter {
   private readonly durationMs: number | null;
   private lastError: string | null = null;
   private lastCpuMicros = 0;
+  /** Records preloaded so far and in all, while the backlog is being written. */
+  private preloadProgress: { done: number; target: number } | null = null;
   environment: Environment;
 
   constructor(
@@ -95,6 +97,16 @@ export class ScenarioRun extends EventEmitter {
   }
 
   progress(): Progress {
+    if (this.preloadProgress) {
+      return {
+        phase: this.phase,
+        elapsedMs: 0,
+        totalMs: null,
+        producedRecords: this.preloadProgress.done,
+        consumedRecords: 0,
+        targetRecords: this.preloadProgress.target,
+      };
+    }
     return {
       phase: this.phase,
       elapsedMs: this.loadStartedAt ? Math.round(performance.now() - this.loadStartedAt) : 0,
@@ -132,6 +144,7 @@ export class ScenarioRun extends EventEmitter {
       this.setPhase('setup');
       await createTopics(target.bootstrap, `${name}-admin`, topics, s.topics, this.log);
       const driver = this.driver();
+      if (s.consumers.backlog > 0) await this.preload(driver, target.bootstrap, topics, `${name}-preload`);
       const groups = s.consumers.count > 0 ? s.consumers.groups : 0;
       for (let g = 0; g < groups && !this.stopRequested; g++) {
         clients.consumers.push(
@@ -141,9 +154,9 @@ export class ScenarioRun extends EventEmitter {
             clientId: `${name}-c`,
             groupId: `${name}-g${g}`,
             count: s.consumers.count,
-            // Our topics are new and empty, so reading from the beginning is "latest" without the race
-            // of resolving the latest offset after load has begun.
-            fromBeginning: true,
+            // Without a backlog our topics are new and empty, so reading from the beginning is "latest"
+            // without the race of resolving the latest offset after load has begun.
+            fromBeginning: s.consumers.startAt !== 'latest' || s.consumers.backlog === 0,
           }),
         );
       }
@@ -170,6 +183,52 @@ export class ScenarioRun extends EventEmitter {
       await Promise.allSettled([clients.producers, ...clients.consumers].map((c) => c?.stop()));
       await target?.close().catch((err: unknown) => this.log('warn', `closing the target: ${message(err)}`));
       this.setPhase('done');
+    }
+  }
+
+  /**
+   * Fills the topics with `consumers.backlog` bytes before the measured phase, as fast as the
+   * producers go, so consumers that start at the earliest offset have a backlog to drain.
+   */
+  private async preload(
+    driver: LoadDriver,
+    bootstrap: string[],
+    topics: string[],
+    clientId: string,
+  ): Promise<void> {
+    const s = this.scenario;
+    const size = s.producers.messageSize;
+    const meanSize = Math.max(1, typeof size === 'number' ? size : (size.min + size.max) / 2);
+    const records = Math.ceil(s.consumers.backlog / meanSize);
+    const producers = Math.max(1, s.producers.count);
+    const loader = await driver.startProducers({
+      bootstrap,
+      topics,
+      clientId,
+      config: { ...s.producers, count: producers, rate: 'max', acks: 1 },
+      ratePerSec: null,
+      recordsEach: shares(records, producers),
+      durationMs: null,
+    });
+    this.preloadProgress = { done: 0, target: records };
+    this.setPhase('preload');
+    let finished = false;
+    void loader.finished.then(() => {
+      finished = true;
+    });
+    loader.start();
+    try {
+      while (!finished && !this.stopRequested) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        const interval = await loader.take();
+        this.preloadProgress.done += interval.records;
+        this.meter.preloaded(interval.records);
+        if (interval.errors > 0) this.lastError = loader.lastError();
+        this.emit('progress', this.progress());
+      }
+    } finally {
+      await loader.stop();
+      this.preloadProgress = null;
     }
   }
 

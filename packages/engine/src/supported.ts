@@ -21,9 +21,6 @@ export function unsupportedIssues(s: Scenario): ScenarioIssue[] {
   if (!['none', 'gzip'].includes(s.producers.compression)) {
     not('producers.compression', 'the kafkajs driver supports none and gzip in this version');
   }
-  if (s.consumers.startAt === 'backlog' || s.consumers.backlog > 0) {
-    not('consumers.startAt', 'backlog preloading is not available yet; use latest or earliest');
-  }
   if (s.faults.length > 0) not('faults', 'fault injection needs the multi-node cluster, not available yet');
   return issues;
 }

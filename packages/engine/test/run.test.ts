@@ -76,6 +76,33 @@ describe('ScenarioRun against the bundled broker', () => {
     }
   });
 
+  it('preloads a backlog that consumers starting at the earliest offset drain', async () => {
+    const outcome = await run({
+      duration: '4s',
+      producers: { count: 1, rate: 500, messageSize: 100 },
+      consumers: { count: 1, startAt: 'backlog', backlog: '1MB' },
+    });
+    expect(outcome.status, String(outcome.error)).toBe('completed');
+    const preloaded = Math.ceil((1024 * 1024) / 100);
+    const produced = outcome.samples.reduce((n, s) => n + s.producedRecords, 0);
+    const consumed = outcome.samples.reduce((n, s) => n + s.consumedRecords, 0);
+    expect(produced).toBeLessThan(preloaded);
+    expect(consumed).toBeGreaterThan(preloaded);
+    expect(outcome.samples[0]?.backlog).toBeGreaterThanOrEqual(0);
+  });
+
+  it('consumers at the latest offset skip a preloaded backlog', async () => {
+    const outcome = await run({
+      duration: '3s',
+      producers: { count: 1, rate: 500, messageSize: 100 },
+      consumers: { count: 1, startAt: 'latest', backlog: '1MB' },
+    });
+    expect(outcome.status, String(outcome.error)).toBe('completed');
+    const produced = outcome.samples.reduce((n, s) => n + s.producedRecords, 0);
+    const consumed = outcome.samples.reduce((n, s) => n + s.consumedRecords, 0);
+    expect(consumed).toBeLessThanOrEqual(produced);
+  });
+
   it('uses an external broker by bootstrap address and leaves it running', async () => {
     const dataDir = await mkdtemp(path.join(workDir, 'external-'));
     const broker = await startBroker({ dataDir, port: 0 });

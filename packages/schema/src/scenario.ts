@@ -186,6 +186,13 @@ export const scenarioSchema = scenarioShape.transform((s, ctx): Scenario => {
       message: `must not exceed topics.replicationFactor (${s.topics.replicationFactor})`,
     });
   }
+  if (s.consumers.startAt === 'backlog' && s.consumers.backlog === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['consumers', 'backlog'],
+      message: 'must be a size above 0 when consumers.startAt is backlog (e.g. 2GB)',
+    });
+  }
   if (s.producers.count === 0 && s.consumers.count === 0) {
     ctx.addIssue({
       code: 'custom',

@@ -126,6 +126,10 @@ describe('scenario errors name the field and the allowed values', () => {
     expect(issuesOf({ topics: { replicationFactor: 3 } })[0]?.path).toBe('topics.replicationFactor');
   });
 
+  it('a backlog start without a backlog size', () => {
+    expect(issuesOf({ consumers: { count: 1, startAt: 'backlog' } })[0]?.path).toBe('consumers.backlog');
+  });
+
   it('a list where an object belongs', () => {
     expect(issuesOf({ producers: [] })[0]?.path).toBe('producers');
   });

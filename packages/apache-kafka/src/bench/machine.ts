@@ -17,7 +17,9 @@ export interface Machine {
 
 export function describeMachine(): Machine {
   const java = spawnSync('java', ['-version'], { encoding: 'utf8' });
-  const limit = spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' });
+  const limit = spawnSync('sh', ['-c', 'echo "$(ulimit -Sn) soft, $(ulimit -Hn) hard"'], {
+    encoding: 'utf8',
+  });
   return {
     cores: cpus().length,
     cpuModel: cpus()[0]?.model.trim() ?? 'unknown',

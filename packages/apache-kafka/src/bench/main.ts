@@ -1,9 +1,9 @@
 // npm run bench: the Java perf tools against the bundled broker and Apache Kafka 4.3.1, into docs/benchmarks.md.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startBundledBroker } from '../bundled.js';
+import { bundledBrokerBinary, startBundledBroker } from '../bundled.js';
 import { ensureKafkaJars } from '../jars.js';
 import { runKafkaTool } from '../java.js';
 import { KAFKA_VERSION, packageRoot } from '../paths.js';
@@ -71,6 +71,9 @@ function machineSection(): string {
 | open files limit | ${m.openFilesLimit} |
 | Java | ${m.java} |
 | Node | ${m.node} |
+| bundled broker | \`${bundledBrokerBinary()}\`, built ${statSync(bundledBrokerBinary())
+    .mtime.toISOString()
+    .replace(/\.\d+Z$/, 'Z')} |
 | Apache Kafka (tools, client, reference broker) | ${KAFKA_VERSION} from Maven Central |
 | date | ${m.date} |
 
@@ -214,7 +217,15 @@ one more 1-partition topic. The 2016 write-up saw average latency grow with the 
 
 | topics on the broker | create | avg latency | avg vs 1 topic | p50 | p99 | max | rec/s |
 |---|---|---|---|---|---|---|---|
-${rows.map(line).join('\n')}`;
+${rows.map(line).join('\n')}${
+  rows.some((r) => r.failure?.includes('Too many open files'))
+    ? `
+
+The bundled broker keeps files open for every partition, so the open files limit of this machine (see
+Machine) caps how many topics it can hold; the sizes marked "not measured" need a broker that opens
+segment files lazily, or a higher limit.`
+    : ''
+}`;
 }
 
 async function main(): Promise<void> {
