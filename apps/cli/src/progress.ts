@@ -40,6 +40,11 @@ export class ProgressLine {
     }
   }
 
+  /** A line of its own above the bar. */
+  note(text: string): void {
+    this.out.write(this.tty ? `\r\x1b[2K${text}\n` : `${text}\n`);
+  }
+
   end(): void {
     if (this.tty) this.out.write('\n');
   }

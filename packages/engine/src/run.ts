@@ -3,6 +3,7 @@
 import { EventEmitter } from 'node:events';
 import {
   type Environment,
+  type FindMaxResult,
   parseDurationMs,
   type RunSummary,
   type Sample,
@@ -13,11 +14,20 @@ import { type LoadClients, type LoadDriver, shares } from './drivers/driver.js';
 import type { Log } from './drivers/kafkajs/client.js';
 import { kafkajsDriver } from './drivers/kafkajs/index.js';
 import { captureEnvironment } from './environment.js';
+import { findMaxRate } from './find-max.js';
 import { Meter } from './meter.js';
 import { assertSupported } from './supported.js';
 import { openTarget, type Target } from './target.js';
 
-export type Phase = 'starting' | 'setup' | 'preload' | 'warmup' | 'measuring' | 'stopping' | 'done';
+export type Phase =
+  | 'starting'
+  | 'setup'
+  | 'preload'
+  | 'search'
+  | 'warmup'
+  | 'measuring'
+  | 'stopping'
+  | 'done';
 
 export interface Progress {
   phase: Phase;
@@ -71,6 +81,7 @@ export class ScenarioRun extends EventEmitter {
   private readonly durationMs: number | null;
   private lastError: string | null = null;
   private lastCpuMicros = 0;
+  private findMax: FindMaxResult | null = null;
   /** Records preloaded so far and in all, while the backlog is being written. */
   private preloadProgress: { done: number; target: number } | null = null;
   environment: Environment;
@@ -160,13 +171,25 @@ export class ScenarioRun extends EventEmitter {
           }),
         );
       }
+      let rate = typeof s.producers.rate === 'number' ? s.producers.rate : null;
+      if (s.producers.rate === 'find-max' && !this.stopRequested) {
+        this.findMax = await this.search(driver, target.bootstrap, topics, `${name}-p`, clients.consumers);
+        if (this.findMax.rate === null) {
+          const last = this.findMax.trials.at(-1);
+          return this.finish(
+            'failed',
+            `find-max: no rate met the bounds${last ? ` (last trial: ${last.reason})` : ''}`,
+          );
+        }
+        rate = this.findMax.rate;
+      }
       if (s.producers.count > 0 && !this.stopRequested) {
         clients.producers = await driver.startProducers({
           bootstrap: target.bootstrap,
           topics,
           clientId: `${name}-p`,
           config: s.producers,
-          ratePerSec: typeof s.producers.rate === 'number' ? s.producers.rate / s.producers.count : null,
+          ratePerSec: rate === null ? null : rate / s.producers.count,
           recordsEach: s.records === undefined ? null : shares(s.records, s.producers.count),
           durationMs: this.durationMs,
         });
@@ -232,6 +255,71 @@ export class ScenarioRun extends EventEmitter {
     }
   }
 
+  /** Runs find-max trials on the run's topics, with its consumers reading along. */
+  private async search(
+    driver: LoadDriver,
+    bootstrap: string[],
+    topics: string[],
+    clientId: string,
+    consumers: LoadClients[],
+  ): Promise<FindMaxResult> {
+    const s = this.scenario;
+    const trialMs = parseDurationMs(s.findMax.trial) ?? 10_000;
+    this.setPhase('search');
+    const runTrial = async (rate: number | null) => {
+      const producers = await driver.startProducers({
+        bootstrap,
+        topics,
+        clientId,
+        config: s.producers,
+        ratePerSec: rate === null ? null : rate / s.producers.count,
+        recordsEach: null,
+        durationMs: trialMs,
+      });
+      const meter = new Meter(consumers.length);
+      try {
+        await Promise.all(consumers.map((c) => c.take()));
+        const started = performance.now();
+        producers.start();
+        let last = started;
+        let backlogAfterRampUp = 0;
+        for (let tick = 1; last - started < trialMs && !this.stopRequested; tick++) {
+          await this.sleepUntil(started + tick * SAMPLE_MS, () => true);
+          const [produced, ...consumed] = await Promise.all([
+            producers.take(),
+            ...consumers.map((c) => c.take()),
+          ]);
+          meter.addProduced(produced);
+          for (const interval of consumed) meter.addConsumed(interval);
+          const now = performance.now();
+          // The first second of a trial is ramp-up: left out of its verdict.
+          meter.cut(tick, now - last, tick === 1);
+          if (tick === 1) backlogAfterRampUp = meter.backlog();
+          last = now;
+        }
+        const summary = meter.summary();
+        return {
+          achievedPerSec: summary.produced.recordsPerSec,
+          publishP99Ms: summary.publishLatencyMs?.p99 ?? null,
+          backlogGrowth: consumers.length > 0 ? Math.max(0, meter.backlog() - backlogAfterRampUp) : 0,
+          errors: summary.produced.errors,
+        };
+      } finally {
+        await producers.stop();
+      }
+    };
+    return findMaxRate(
+      runTrial,
+      s.findMax,
+      (trial) => {
+        const rate = trial.rate === null ? 'closed-loop probe' : `${Math.round(trial.rate)} rec/s`;
+        this.log('info', `find-max: ${rate} -> ${trial.pass ? 'pass' : `fail (${trial.reason})`}`);
+        this.emit('trial', trial);
+      },
+      () => this.stopRequested,
+    );
+  }
+
   /** Starts the producers and cuts a sample every second until time is up, records are sent, or a stop. */
   private async load(clients: Clients): Promise<void> {
     const { producers } = clients;
@@ -240,6 +328,8 @@ export class ScenarioRun extends EventEmitter {
     this.lastCpuMicros = cpu.user + cpu.system;
     this.setPhase(this.warmupMs > 0 ? 'warmup' : 'measuring');
     let producing = producers !== null;
+    // Consumption before this moment (a preload, a search) is not part of the measured run.
+    await Promise.all(clients.consumers.map((c) => c.take()));
     producers?.start();
     void producers?.finished.then(() => {
       producing = false;
@@ -312,7 +402,8 @@ export class ScenarioRun extends EventEmitter {
   }
 
   private finish(status: RunOutcome['status'], error: string | null): RunOutcome {
-    const summary = this.samples.some((s) => !s.warmup) ? this.meter.summary() : null;
+    const measured = this.samples.some((s) => !s.warmup) ? this.meter.summary() : null;
+    const summary = measured && this.findMax ? { ...measured, findMax: this.findMax } : measured;
     const base = { environment: this.environment, summary, samples: this.samples };
     if (status === 'completed' && this.scenario.producers.count > 0 && this.meter.producedTotal === 0) {
       const last = this.lastError ? `; last client error: ${this.lastError}` : '';

@@ -16,8 +16,9 @@ export function unsupportedIssues(s: Scenario): ScenarioIssue[] {
   if (s.driver !== 'kafkajs') not('driver', 'only the kafkajs driver is available in this version');
   if (s.cluster.nodes !== 1) not('cluster.nodes', 'the bundled broker runs a single node in this version');
   if (s.cluster.fsync !== 'none') not('cluster.fsync', 'only none (page cache) is available in this version');
-  if (s.producers.rate === 'find-max')
-    not('producers.rate', 'find-max is not available yet; use max or a fixed rate');
+  if (s.producers.rate === 'find-max' && s.producers.count === 0) {
+    not('producers.rate', 'find-max needs at least one producer');
+  }
   if (!['none', 'gzip'].includes(s.producers.compression)) {
     not('producers.compression', 'the kafkajs driver supports none and gzip in this version');
   }

@@ -103,6 +103,24 @@ describe('ScenarioRun against the bundled broker', () => {
     expect(consumed).toBeLessThanOrEqual(produced);
   });
 
+  it('finds a maximum rate with bounded trials, then measures at it', async () => {
+    const outcome = await run({
+      duration: '3s',
+      producers: { count: 1, rate: 'find-max', messageSize: 100 },
+      consumers: { count: 1 },
+      findMax: { trial: '2s', maxTrials: 4, publishP99Ms: 200 },
+    });
+    expect(outcome.status, String(outcome.error)).toBe('completed');
+    const search = outcome.summary?.findMax;
+    expect(search?.trials.length).toBeLessThanOrEqual(4);
+    expect(search?.trials[0]?.rate).toBeNull();
+    expect(search?.rate).toBeGreaterThan(0);
+    const passing = search!.trials.filter((t) => t.pass && t.rate !== null).map((t) => t.rate!);
+    expect(Math.max(...passing)).toBe(search?.rate);
+    // The measured phase runs open loop at the rate found, so it cannot exceed it by more than a batch.
+    expect(outcome.summary!.produced.recordsPerSec).toBeLessThanOrEqual(search!.rate! * 1.05);
+  });
+
   it('uses an external broker by bootstrap address and leaves it running', async () => {
     const dataDir = await mkdtemp(path.join(workDir, 'external-'));
     const broker = await startBroker({ dataDir, port: 0 });

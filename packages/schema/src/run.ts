@@ -74,6 +74,26 @@ export interface ClientLoad {
   consumerBusy: number | null;
 }
 
+/** One fixed-rate trial of a find-max search. */
+export interface FindMaxTrial {
+  /** The rate tried in records/s, or null for the closed-loop probe that sets the ceiling. */
+  rate: number | null;
+  achievedPerSec: number;
+  publishP99Ms: number | null;
+  /** Records the consumers fell further behind by during the trial (0 without consumers). */
+  backlogGrowth: number;
+  errors: number;
+  pass: boolean;
+  /** Why it failed, or 'ok'. */
+  reason: string;
+}
+
+export interface FindMaxResult {
+  /** The highest rate that passed (records/s), or null if none did; the measured phase ran at it. */
+  rate: number | null;
+  trials: FindMaxTrial[];
+}
+
 export interface RunSummary {
   /** Length of the measured phase (warm-up excluded), in seconds. */
   measuredSeconds: number;
@@ -83,6 +103,8 @@ export interface RunSummary {
   endToEndLatencyMs: LatencySummary | null;
   /** Absent in runs stored before it was measured. */
   client?: ClientLoad;
+  /** Present when producers.rate was find-max. */
+  findMax?: FindMaxResult;
 }
 
 export interface Environment {

@@ -120,6 +120,42 @@ const fault = closedObject('faults.*', {
   for: duration().optional(),
 });
 
+/** Bounds and pace of the search that `producers.rate: find-max` runs before the measured phase. */
+const findMax = closedObject('findMax', {
+  /** A trial passes when publish p99 stays at or below this. */
+  publishP99Ms: z
+    .unknown()
+    .transform((input, ctx): number => {
+      const n = typeof input === 'string' && input.trim() !== '' ? Number(input) : input;
+      if (typeof n === 'number' && Number.isFinite(n) && n > 0) return n;
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a number of milliseconds above 0 (got ${JSON.stringify(input)})`,
+      });
+      return z.NEVER;
+    })
+    .default(100),
+  /** ...and consumers (if any) fall behind by no more than this many seconds of records. */
+  maxBacklogSeconds: integer(0, 3600).default(1),
+  /** Length of each trial. */
+  trial: duration({ min: 1000 }).default('10s'),
+  /** The search stops when the passing and failing rates are this close (relative). */
+  precision: z
+    .unknown()
+    .transform((input, ctx): number => {
+      const n = typeof input === 'string' && input.trim() !== '' ? Number(input) : input;
+      if (typeof n === 'number' && n >= 0.005 && n <= 0.5) return n;
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a fraction from 0.005 to 0.5 (got ${JSON.stringify(input)})`,
+      });
+      return z.NEVER;
+    })
+    .default(0.05),
+  /** Trials to run at most, whatever the precision reached. */
+  maxTrials: integer(2, 50).default(12),
+});
+
 const sweep = closedObject('sweep', {
   knob: z.string().min(1, 'must name a knob by its path, e.g. producers.messageSize'),
   values: z.array(z.unknown()).min(1, 'must list at least one value'),
@@ -139,6 +175,7 @@ export const scenarioShape = closedObject('', {
   records: integer(1).optional(),
   warmup: duration().default('0s'),
   faults: z.array(fault).default([]),
+  findMax: findMax.prefault({}),
   sweep: sweep.optional(),
 });
 

@@ -35,6 +35,13 @@ describe('parseScenario defaults', () => {
     expect(s.producers.messageSize).toBe(100);
     expect(s.consumers.count).toBe(0);
     expect(s.faults).toEqual([]);
+    expect(s.findMax).toEqual({
+      publishP99Ms: 100,
+      maxBacklogSeconds: 1,
+      trial: '10s',
+      precision: 0.05,
+      maxTrials: 12,
+    });
   });
 
   it('normalises sizes and durations', () => {

@@ -103,7 +103,7 @@ async function runPlans(plans: Scenario[], source: string | null, json: boolean)
     run.on('sample', (s) => progress.sample(s));
     run.on('progress', (p) => progress.update(p));
     run.on('log', ({ level, message }: { level: string; message: string }) => {
-      if (level === 'error' && process.env.KBENCH_DEBUG) process.stderr.write(`\n${message}\n`);
+      if (level === 'info' || process.env.KBENCH_DEBUG) progress.note(message);
     });
     const onSignal = () => {
       if (interrupted) process.exit(130);
