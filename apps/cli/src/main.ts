@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { ScenarioError } from '@kbench/schema';
 import { brokerCommand } from './commands/broker.js';
+import { compareCommand } from './commands/compare.js';
+import { exportCommand } from './commands/export.js';
 import { listCommand } from './commands/list.js';
 import { rerunCommand, runCommand, sweepCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
@@ -13,6 +15,8 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   rerun: rerunCommand,
   list: listCommand,
   show: showCommand,
+  compare: compareCommand,
+  export: exportCommand,
   serve: serveCommand,
   broker: brokerCommand,
 };

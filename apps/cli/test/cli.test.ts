@@ -1,6 +1,6 @@
 // Runs the built `kbench` command as a user would, against the real broker and a real history file.
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -141,5 +141,41 @@ describe('kbench run, list and show', () => {
     }[];
     expect(runs.map((x) => x.scenario.producers.messageSize)).toEqual([10, 1000]);
     expect(runs.every((x) => x.status === 'completed')).toBe(true);
+  });
+
+  it('compares runs and points out the settings that differ', async () => {
+    const file = path.join(home, 'sweep2.yaml');
+    await writeFile(file, 'name: acks\nrecords: 300\nsweep: { knob: producers.acks, values: [1, all] }\n');
+    const runs = JSON.parse((await kbench(['sweep', file, '--json'])).stdout) as { id: string }[];
+    const ids = runs.map((r) => r.id);
+    const text = await kbench(['compare', ...ids]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('produced rec/s');
+    expect(text.stdout).toMatch(/producers\.acks\s+1\s+all/);
+    const json = JSON.parse((await kbench(['compare', ...ids, '--json'])).stdout);
+    expect(json.differences).toEqual([{ path: 'producers.acks', values: ['1', 'all'] }]);
+    expect((await kbench(['compare', ids[0] as string])).code).toBe(2);
+  });
+
+  it('exports CSV, SVG, PNG and JSON files with real content', async () => {
+    const list = JSON.parse((await kbench(['list', '--json'])).stdout) as { id: string }[];
+    const id = list[0]?.id as string;
+    const out = path.join(home, 'export');
+    const r = await kbench(['export', id, '--csv', '--svg', '--png', '--json', '--out', out]);
+    expect(r.code).toBe(0);
+    const files = r.stdout.trim().split('\n');
+    const csv = await readFile(path.join(out, `kbench-${id}-samples.csv`), 'utf8');
+    expect(csv.split('\r\n')[0]).toContain('produced_records');
+    expect(csv.split('\r\n').length).toBeGreaterThan(2);
+    const svg = await readFile(path.join(out, `kbench-${id}-throughput.svg`), 'utf8');
+    expect(svg.startsWith('<svg')).toBe(true);
+    const png = await readFile(path.join(out, `kbench-${id}-throughput.png`));
+    expect(png.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+    expect(png.length).toBeGreaterThan(5000);
+    const json = JSON.parse(await readFile(path.join(out, `kbench-${id}.json`), 'utf8'));
+    expect(json.id).toBe(id);
+    expect(json.samples.length).toBeGreaterThan(0);
+    expect(files.length).toBeGreaterThanOrEqual(11);
+    expect((await kbench(['export', id])).code).toBe(2);
   });
 });

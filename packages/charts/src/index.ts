@@ -1,3 +1,10 @@
 export { backlogChart, bandwidthChart, latencyChart, runCharts, throughputChart } from './charts.js';
 export { type ChartSpec, PALETTE, type RunSeries, WARMUP_SHADE } from './common.js';
+export {
+  compareCharts,
+  percentileLadderChart,
+  publishP99Chart,
+  type RunResult,
+  recordsPerSecChart,
+} from './compare.js';
 export { DEFAULT_SVG_SIZE, renderSvg } from './svg.js';

@@ -1,6 +1,6 @@
 // Server-side rendering of a chart option to an SVG string, without a DOM (for the CLI's --svg/--png export).
 import type { EChartsOption } from 'echarts';
-import { LineChart } from 'echarts/charts';
+import { BarChart, LineChart } from 'echarts/charts';
 import {
   GridComponent,
   LegendComponent,
@@ -12,6 +12,7 @@ import { init, use } from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
 
 use([
+  BarChart,
   LineChart,
   GridComponent,
   LegendComponent,

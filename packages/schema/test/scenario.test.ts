@@ -205,3 +205,15 @@ describe('sweeps', () => {
     expect(knobs).not.toContain('sweep.knob');
   });
 });
+
+describe('scenarioDifferences', () => {
+  it('lists only the settings that differ, by path', async () => {
+    const { scenarioDifferences } = await import('../src/index.js');
+    const a = parseScenario({ name: 'a', producers: { acks: 1 } });
+    const b = parseScenario({ name: 'b', producers: { acks: 'all' }, topics: { partitions: 6 } });
+    expect(scenarioDifferences([a, b])).toEqual([
+      { path: 'producers.acks', values: ['1', 'all'] },
+      { path: 'topics.partitions', values: ['1', '6'] },
+    ]);
+  });
+});

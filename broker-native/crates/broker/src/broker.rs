@@ -33,6 +33,7 @@ impl SupportedApis {
             (ApiKey::CreatePartitions, 0, 3),
             (ApiKey::DescribeConfigs, 1, 4),
             (ApiKey::IncrementalAlterConfigs, 0, 1),
+            (ApiKey::AlterConfigs, 0, 2),
             (ApiKey::InitProducerId, 0, 5),
             (ApiKey::DescribeCluster, 0, 2),
         ];
@@ -137,8 +138,7 @@ async fn enforce_retention(broker: Arc<Broker>) {
         every.tick().await;
         let pass = broker.clone();
         let outcome = tokio::task::spawn_blocking(move || {
-            pass.log
-                .retention_pass(crate::storage::segment::now_ms())
+            pass.log.retention_pass(crate::storage::segment::now_ms())
         })
         .await;
         match outcome {

@@ -44,6 +44,7 @@ pub enum Request {
     CreatePartitions(CreatePartitionsRequest),
     DescribeConfigs(DescribeConfigsRequest),
     IncrementalAlterConfigs(IncrementalAlterConfigsRequest),
+    AlterConfigs(AlterConfigsRequest),
     InitProducerId(InitProducerIdRequest),
     DescribeCluster(DescribeClusterRequest),
     /// An ApiVersions request of a version we do not speak: answered with
@@ -133,6 +134,7 @@ fn decode_body(api_key: ApiKey, buf: &mut Bytes, version: i16) -> Result<Request
         ApiKey::DescribeConfigs => Request::DescribeConfigs(d(buf, version)?),
         ApiKey::IncrementalAlterConfigs => Request::IncrementalAlterConfigs(d(buf, version)?),
         ApiKey::InitProducerId => Request::InitProducerId(d(buf, version)?),
+        ApiKey::AlterConfigs => Request::AlterConfigs(d(buf, version)?),
         ApiKey::DescribeCluster => Request::DescribeCluster(d(buf, version)?),
         other => {
             return Err(Error::UnsupportedApi {

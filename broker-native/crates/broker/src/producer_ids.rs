@@ -82,8 +82,14 @@ mod tests {
     #[test]
     fn ids_are_not_reused_after_reopen() {
         let dir = tempfile::tempdir().unwrap();
-        let first = ProducerIdAllocator::open(dir.path()).unwrap().allocate().unwrap();
-        let second = ProducerIdAllocator::open(dir.path()).unwrap().allocate().unwrap();
+        let first = ProducerIdAllocator::open(dir.path())
+            .unwrap()
+            .allocate()
+            .unwrap();
+        let second = ProducerIdAllocator::open(dir.path())
+            .unwrap()
+            .allocate()
+            .unwrap();
         assert!(second > first, "{second} should be above {first}");
     }
 

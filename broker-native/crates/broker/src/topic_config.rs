@@ -80,16 +80,56 @@ pub struct ConfigDef {
 
 /// The configs DescribeConfigs lists for every topic.
 pub const DESCRIBED: &[ConfigDef] = &[
-    ConfigDef { name: "cleanup.policy", kind: ConfigType::List, doc: "Only \"delete\": compaction is not supported." },
-    ConfigDef { name: "flush.messages", kind: ConfigType::Long, doc: "Accepted and reported; the broker's fsync policy decides." },
-    ConfigDef { name: "flush.ms", kind: ConfigType::Long, doc: "Accepted and reported; the broker's fsync policy decides." },
-    ConfigDef { name: "max.message.bytes", kind: ConfigType::Int, doc: "Largest record batch a produce may carry." },
-    ConfigDef { name: "message.timestamp.type", kind: ConfigType::String, doc: "CreateTime or LogAppendTime." },
-    ConfigDef { name: "min.insync.replicas", kind: ConfigType::Int, doc: "Replicas that must have a batch before acks=all succeeds." },
-    ConfigDef { name: "retention.bytes", kind: ConfigType::Long, doc: "Bytes kept per partition; -1 is unlimited." },
-    ConfigDef { name: "retention.ms", kind: ConfigType::Long, doc: "Age after which a segment may be deleted; -1 keeps forever." },
-    ConfigDef { name: "segment.bytes", kind: ConfigType::Int, doc: "Segment size at which the log rolls." },
-    ConfigDef { name: "segment.ms", kind: ConfigType::Long, doc: "Segment age at which the log rolls." },
+    ConfigDef {
+        name: "cleanup.policy",
+        kind: ConfigType::List,
+        doc: "Only \"delete\": compaction is not supported.",
+    },
+    ConfigDef {
+        name: "flush.messages",
+        kind: ConfigType::Long,
+        doc: "Accepted and reported; the broker's fsync policy decides.",
+    },
+    ConfigDef {
+        name: "flush.ms",
+        kind: ConfigType::Long,
+        doc: "Accepted and reported; the broker's fsync policy decides.",
+    },
+    ConfigDef {
+        name: "max.message.bytes",
+        kind: ConfigType::Int,
+        doc: "Largest record batch a produce may carry.",
+    },
+    ConfigDef {
+        name: "message.timestamp.type",
+        kind: ConfigType::String,
+        doc: "CreateTime or LogAppendTime.",
+    },
+    ConfigDef {
+        name: "min.insync.replicas",
+        kind: ConfigType::Int,
+        doc: "Replicas that must have a batch before acks=all succeeds.",
+    },
+    ConfigDef {
+        name: "retention.bytes",
+        kind: ConfigType::Long,
+        doc: "Bytes kept per partition; -1 is unlimited.",
+    },
+    ConfigDef {
+        name: "retention.ms",
+        kind: ConfigType::Long,
+        doc: "Age after which a segment may be deleted; -1 keeps forever.",
+    },
+    ConfigDef {
+        name: "segment.bytes",
+        kind: ConfigType::Int,
+        doc: "Segment size at which the log rolls.",
+    },
+    ConfigDef {
+        name: "segment.ms",
+        kind: ConfigType::Long,
+        doc: "Segment age at which the log rolls.",
+    },
 ];
 
 /// Real Kafka topic configs that are stored and reported but have no effect here.
@@ -299,7 +339,10 @@ mod tests {
     fn compaction_is_invalid_config() {
         assert_eq!(code(validate("cleanup.policy", Some("compact"))), 40);
         assert_eq!(code(validate("cleanup.policy", Some("compact,delete"))), 40);
-        assert_eq!(validate("cleanup.policy", Some("delete")).unwrap(), "delete");
+        assert_eq!(
+            validate("cleanup.policy", Some("delete")).unwrap(),
+            "delete"
+        );
     }
 
     #[test]
@@ -322,5 +365,4 @@ mod tests {
         assert_eq!(code(validate("message.timestamp.type", Some("Now"))), 40);
         assert_eq!(code(validate("retention.ms", None)), 40);
     }
-
 }

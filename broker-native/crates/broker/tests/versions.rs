@@ -113,6 +113,54 @@ fn request(api_key: ApiKey, version: i16, topic: &str) -> Request {
             }
             Request::FindCoordinator(r)
         }
+        ApiKey::DeleteTopics => {
+            let mut r = DeleteTopicsRequest::default();
+            if version >= 6 {
+                let mut t = delete_topics_request::DeleteTopicState::default();
+                t.name = Some(name(topic));
+                r.topics = vec![t];
+            } else {
+                r.topic_names = vec![name(topic)];
+            }
+            Request::DeleteTopics(r)
+        }
+        ApiKey::CreatePartitions => {
+            let mut t = create_partitions_request::CreatePartitionsTopic::default();
+            t.name = name(topic);
+            t.count = 2;
+            let mut r = CreatePartitionsRequest::default();
+            r.topics = vec![t];
+            r.validate_only = true;
+            Request::CreatePartitions(r)
+        }
+        ApiKey::DescribeConfigs => {
+            let mut res = describe_configs_request::DescribeConfigsResource::default();
+            res.resource_type = 2;
+            res.resource_name = StrBytes::from_string(topic.to_string());
+            let mut r = DescribeConfigsRequest::default();
+            r.resources = vec![res];
+            r.include_synonyms = true;
+            r.include_documentation = true;
+            Request::DescribeConfigs(r)
+        }
+        ApiKey::IncrementalAlterConfigs => {
+            let mut c = incremental_alter_configs_request::AlterableConfig::default();
+            c.name = StrBytes::from_static_str("retention.ms");
+            c.value = Some(StrBytes::from_static_str("60000"));
+            let mut res = incremental_alter_configs_request::AlterConfigsResource::default();
+            res.resource_type = 2;
+            res.resource_name = StrBytes::from_string(topic.to_string());
+            res.configs = vec![c];
+            let mut r = IncrementalAlterConfigsRequest::default();
+            r.resources = vec![res];
+            Request::IncrementalAlterConfigs(r)
+        }
+        ApiKey::InitProducerId => {
+            let mut r = InitProducerIdRequest::default();
+            r.transactional_id = None;
+            Request::InitProducerId(r)
+        }
+        ApiKey::DescribeCluster => Request::DescribeCluster(DescribeClusterRequest::default()),
         other => panic!("no request builder for {other:?}"),
     }
 }
@@ -129,6 +177,14 @@ fn decode_response(api_key: ApiKey, version: i16, mut frame: BytesMut) {
         ApiKey::Fetch => FetchResponse::decode(&mut frame, version).map(drop),
         ApiKey::ListOffsets => ListOffsetsResponse::decode(&mut frame, version).map(drop),
         ApiKey::FindCoordinator => FindCoordinatorResponse::decode(&mut frame, version).map(drop),
+        ApiKey::DeleteTopics => DeleteTopicsResponse::decode(&mut frame, version).map(drop),
+        ApiKey::CreatePartitions => CreatePartitionsResponse::decode(&mut frame, version).map(drop),
+        ApiKey::DescribeConfigs => DescribeConfigsResponse::decode(&mut frame, version).map(drop),
+        ApiKey::IncrementalAlterConfigs => {
+            IncrementalAlterConfigsResponse::decode(&mut frame, version).map(drop)
+        }
+        ApiKey::InitProducerId => InitProducerIdResponse::decode(&mut frame, version).map(drop),
+        ApiKey::DescribeCluster => DescribeClusterResponse::decode(&mut frame, version).map(drop),
         other => panic!("no decoder for {other:?}"),
     };
     result.unwrap_or_else(|e| panic!("{api_key:?} v{version}: {e}"));
@@ -138,7 +194,7 @@ fn decode_response(api_key: ApiKey, version: i16, mut frame: BytesMut) {
     );
 }
 
-const OWN_APIS: [ApiKey; 7] = [
+const OWN_APIS: [ApiKey; 13] = [
     ApiKey::ApiVersions,
     ApiKey::Metadata,
     ApiKey::CreateTopics,
@@ -146,6 +202,13 @@ const OWN_APIS: [ApiKey; 7] = [
     ApiKey::Fetch,
     ApiKey::ListOffsets,
     ApiKey::FindCoordinator,
+    ApiKey::CreatePartitions,
+    ApiKey::DescribeConfigs,
+    ApiKey::IncrementalAlterConfigs,
+    ApiKey::InitProducerId,
+    ApiKey::DescribeCluster,
+    // Last: it deletes the topic the others use.
+    ApiKey::DeleteTopics,
 ];
 
 async fn sweep(topic: &str, fresh_topic_per_create: bool) {
@@ -166,6 +229,10 @@ async fn sweep(topic: &str, fresh_topic_per_create: bool) {
             } else {
                 topic.to_string()
             };
+            if fresh_topic_per_create && api_key == ApiKey::DeleteTopics {
+                // Each version deletes an existing topic on the success path.
+                let _ = broker.log.create_topic(&topic, 1, false);
+            }
             let body = request(api_key, version, &topic);
             let frame = dispatch(
                 &broker,

@@ -22,10 +22,17 @@ pub fn response(
     response
 }
 
-fn grow(broker: &Broker, topic: CreatePartitionsTopic, validate_only: bool) -> CreatePartitionsTopicResult {
+fn grow(
+    broker: &Broker,
+    topic: CreatePartitionsTopic,
+    validate_only: bool,
+) -> CreatePartitionsTopicResult {
     let mut result = CreatePartitionsTopicResult::default();
-    let outcome = check_assignments(broker, &topic)
-        .and_then(|_| broker.log.create_partitions(&topic.name, topic.count, validate_only));
+    let outcome = check_assignments(broker, &topic).and_then(|_| {
+        broker
+            .log
+            .create_partitions(&topic.name, topic.count, validate_only)
+    });
     if let Err(e) = outcome {
         result.error_code = e.code();
         result.error_message = Some(StrBytes::from_string(e.to_string()));
@@ -36,11 +43,15 @@ fn grow(broker: &Broker, topic: CreatePartitionsTopic, validate_only: bool) -> C
 
 /// Manual assignments may only name this node, one replica per new partition.
 fn check_assignments(broker: &Broker, topic: &CreatePartitionsTopic) -> Result<(), Error> {
-    let Some(assignments) = &topic.assignments else {
-        return Ok(());
+    let assignments = match &topic.assignments {
+        Some(a) if !a.is_empty() => a,
+        _ => return Ok(()),
     };
     let invalid = |message: String| Error::kafka(ResponseError::InvalidReplicaAssignment, message);
-    let current = broker.log.topic(&topic.name).map_or(0, |t| t.partitions.len() as i32);
+    let current = broker
+        .log
+        .topic(&topic.name)
+        .map_or(0, |t| t.partitions.len() as i32);
     if current > 0 && assignments.len() as i32 != topic.count - current {
         return Err(invalid(format!(
             "{} assignments for {} new partitions",
@@ -103,7 +114,10 @@ mod tests {
         broker.log.create_topic("t", 2, false).unwrap();
         for count in [1, 2] {
             let r = response(&broker, request("t", count, false), 2);
-            assert_eq!(r.results[0].error_code, ResponseError::InvalidPartitions.code());
+            assert_eq!(
+                r.results[0].error_code,
+                ResponseError::InvalidPartitions.code()
+            );
         }
     }
 

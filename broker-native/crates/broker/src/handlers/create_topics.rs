@@ -41,10 +41,18 @@ fn create_one(
             ),
         ))
     } else {
-        broker
-            .log
-            .create_topic(&topic.name, partitions, validate_only)
-            .map_err(|e| (e.code(), e.to_string()))
+        crate::topic_config::validate_all(
+            topic
+                .configs
+                .iter()
+                .map(|c| (c.name.as_str(), c.value.as_deref())),
+        )
+        .and_then(|overrides| {
+            broker
+                .log
+                .create_topic_with_configs(&topic.name, partitions, overrides, validate_only)
+        })
+        .map_err(|e| (e.code(), e.to_string()))
     };
     match outcome {
         Ok(meta) => {
@@ -126,6 +134,44 @@ mod tests {
             response.topics[0].error_code,
             ResponseError::InvalidReplicationFactor.code()
         );
+    }
+
+    fn with_config(mut req: CreateTopicsRequest, name: &str, value: &str) -> CreateTopicsRequest {
+        let mut c =
+            kafka_protocol::messages::create_topics_request::CreatableTopicConfig::default();
+        c.name = StrBytes::from_string(name.to_string());
+        c.value = Some(StrBytes::from_string(value.to_string()));
+        req.topics[0].configs.push(c);
+        req
+    }
+
+    #[tokio::test]
+    async fn configs_are_applied_to_the_new_topic() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        let req = with_config(request("t", 1, 1, false), "retention.bytes", "4096");
+        let response = response(&broker, req, 7);
+        assert_eq!(response.topics[0].error_code, 0);
+        let topic = broker.log.topic("t").unwrap();
+        assert_eq!(topic.config.read().unwrap().retention_bytes, Some(4096));
+    }
+
+    #[tokio::test]
+    async fn unknown_config_is_invalid_config_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        let req = with_config(request("t", 1, 1, false), "made.up", "1");
+        let response = response(&broker, req, 7);
+        assert_eq!(
+            response.topics[0].error_code,
+            ResponseError::InvalidConfig.code()
+        );
+        assert!(response.topics[0]
+            .error_message
+            .as_deref()
+            .unwrap()
+            .contains("made.up"));
+        assert!(broker.log.topic("t").is_none());
     }
 
     #[tokio::test]

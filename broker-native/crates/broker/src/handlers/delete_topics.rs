@@ -111,7 +111,7 @@ mod tests {
         req.topics = vec![state];
         let r = response(&broker, req, 6);
         assert_eq!(r.responses[0].error_code, 0);
-        assert_eq!(r.responses[0].name.as_deref(), Some("t"));
+        assert_eq!(r.responses[0].name.as_ref().map(|n| n.as_str()), Some("t"));
         assert!(broker.log.topic("t").is_none());
     }
 
@@ -136,6 +136,9 @@ mod tests {
         let mut req = DeleteTopicsRequest::default();
         req.topics = vec![state];
         let r = response(&broker, req, 6);
-        assert_eq!(r.responses[0].error_code, ResponseError::UnknownTopicId.code());
+        assert_eq!(
+            r.responses[0].error_code,
+            ResponseError::UnknownTopicId.code()
+        );
     }
 }

@@ -72,9 +72,6 @@ mod tests {
         let mut req = request();
         req.endpoint_type = 2;
         let r = response(&broker, req, 1);
-        assert_eq!(
-            r.error_code,
-            ResponseError::UnsupportedEndpointType.code()
-        );
+        assert_eq!(r.error_code, ResponseError::UnsupportedEndpointType.code());
     }
 }

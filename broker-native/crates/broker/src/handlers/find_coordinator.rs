@@ -16,10 +16,12 @@ pub fn response(
     let node_id = BrokerId(broker.config.node_id);
     let host = StrBytes::from_string(broker.config.host.clone());
     let port = i32::from(broker.port);
+    // Transactions are not supported: a fatal INVALID_REQUEST rather than
+    // COORDINATOR_NOT_AVAILABLE, which clients would retry until timeout.
     let error = if req.key_type == KEY_TYPE_GROUP {
         None
     } else {
-        Some(ResponseError::CoordinatorNotAvailable)
+        Some(ResponseError::InvalidRequest)
     };
     let mut response = FindCoordinatorResponse::default();
     if version >= 4 {
@@ -94,15 +96,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn transaction_coordinator_is_not_available() {
+    async fn transaction_coordinator_is_an_invalid_request() {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         let mut req = FindCoordinatorRequest::default();
         req.key_type = 1;
         let response = response(&broker, req, 2);
-        assert_eq!(
-            response.error_code,
-            ResponseError::CoordinatorNotAvailable.code()
-        );
+        assert_eq!(response.error_code, ResponseError::InvalidRequest.code());
     }
 }

@@ -38,12 +38,20 @@ mod tests {
     use kafka_protocol::messages::TransactionalId;
     use kafka_protocol::protocol::StrBytes;
 
+    fn idempotent() -> InitProducerIdRequest {
+        let mut req = InitProducerIdRequest::default();
+        req.transactional_id = None;
+        req.producer_id = ProducerId(-1);
+        req.producer_epoch = -1;
+        req
+    }
+
     #[tokio::test]
     async fn allocates_distinct_ids_at_epoch_zero() {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
-        let a = response(&broker, InitProducerIdRequest::default(), 4);
-        let b = response(&broker, InitProducerIdRequest::default(), 4);
+        let a = response(&broker, idempotent(), 4);
+        let b = response(&broker, idempotent(), 4);
         assert_eq!((a.error_code, a.producer_epoch), (0, 0));
         assert!(a.producer_id.0 >= 0);
         assert_ne!(a.producer_id, b.producer_id);
@@ -52,8 +60,8 @@ mod tests {
     #[tokio::test]
     async fn ids_are_not_reused_after_a_restart() {
         let dir = tempfile::tempdir().unwrap();
-        let first = response(&broker(dir.path()), InitProducerIdRequest::default(), 5);
-        let second = response(&broker(dir.path()), InitProducerIdRequest::default(), 5);
+        let first = response(&broker(dir.path()), idempotent(), 5);
+        let second = response(&broker(dir.path()), idempotent(), 5);
         assert!(second.producer_id.0 > first.producer_id.0);
     }
 
@@ -61,7 +69,7 @@ mod tests {
     async fn transactional_id_is_invalid_request() {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
-        let mut req = InitProducerIdRequest::default();
+        let mut req = idempotent();
         req.transactional_id = Some(TransactionalId(StrBytes::from_static_str("tx")));
         let r = response(&broker, req, 5);
         assert_eq!(r.error_code, ResponseError::InvalidRequest.code());

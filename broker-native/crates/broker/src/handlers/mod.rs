@@ -1,6 +1,7 @@
 //! One module per Kafka API. Handlers take decoded requests and return
 //! response messages; they never touch sockets.
 
+pub mod alter_configs;
 pub mod api_versions;
 pub mod create_partitions;
 pub mod create_topics;
@@ -9,10 +10,10 @@ pub mod describe_cluster;
 pub mod describe_configs;
 pub mod fetch;
 pub mod find_coordinator;
-pub mod incremental_alter_configs;
-pub mod init_producer_id;
 #[cfg(feature = "groups")]
 pub mod groups;
+pub mod incremental_alter_configs;
+pub mod init_producer_id;
 pub mod list_offsets;
 pub mod metadata;
 pub mod produce;
@@ -63,6 +64,7 @@ pub async fn dispatch(
         Request::IncrementalAlterConfigs(req) => {
             encode(&incremental_alter_configs::response(broker, req, version))?
         }
+        Request::AlterConfigs(req) => encode(&alter_configs::response(broker, req, version))?,
         Request::InitProducerId(req) => encode(&init_producer_id::response(broker, req, version))?,
         Request::DescribeCluster(req) => encode(&describe_cluster::response(broker, req, version))?,
         #[cfg(feature = "groups")]

@@ -1,7 +1,11 @@
 //! Produce: validate each partition's batches and append them as sent.
 
 use crate::broker::Broker;
+use crate::error::{Error, Result};
 use crate::stats::Stats;
+use crate::storage::batch::{split_and_validate, BatchHeader, HEADER_SIZE};
+use crate::storage::{Appended, Partition};
+use crate::topic_config::TimestampType;
 use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
@@ -29,12 +33,14 @@ pub fn response(broker: &Broker, req: ProduceRequest, version: i16) -> Option<Pr
                         _ if !acks_valid => Err((ResponseError::InvalidRequiredAcks.code(), None)),
                         (None, _) => Err((ResponseError::UnknownTopicOrPartition.code(), None)),
                         (Some(_), None) => Err((ResponseError::CorruptMessage.code(), None)),
-                        (Some(partition), Some(records)) => partition
-                            .append(&records)
+                        (Some(partition), Some(records)) => append(partition, &records, req.acks)
                             .map_err(|e| (e.code(), Some(e.to_string()))),
                     };
                     match result {
-                        Ok(appended) => p.base_offset = appended.base_offset,
+                        Ok((appended, append_time)) => {
+                            p.base_offset = appended.base_offset;
+                            p.log_append_time_ms = append_time.unwrap_or(-1);
+                        }
                         Err((code, message)) => {
                             p.error_code = code;
                             p.base_offset = -1;
@@ -59,6 +65,67 @@ pub fn response(broker: &Broker, req: ProduceRequest, version: i16) -> Option<Pr
     let mut response = ProduceResponse::default();
     response.responses = responses;
     Some(response)
+}
+
+/// Applies the topic's config (min.insync.replicas, max.message.bytes,
+/// message.timestamp.type) and appends. Returns the offsets and, for
+/// LogAppendTime topics, the time stamped on the batches.
+fn append(partition: &Partition, records: &[u8], acks: i16) -> Result<(Appended, Option<i64>)> {
+    let config = *partition.topic_config().read().expect("topic config lock");
+    // One node is the whole in-sync replica set.
+    if acks == -1 && config.min_insync_replicas > 1 {
+        return Err(Error::kafka(
+            ResponseError::NotEnoughReplicas,
+            format!(
+                "min.insync.replicas is {} but this broker is the only replica",
+                config.min_insync_replicas
+            ),
+        ));
+    }
+    let mut at = 0;
+    while at + HEADER_SIZE <= records.len() {
+        let size = BatchHeader::parse(&records[at..])?.size;
+        if size > config.max_message_bytes {
+            return Err(Error::kafka(
+                ResponseError::MessageTooLarge,
+                format!(
+                    "record batch of {size} bytes exceeds max.message.bytes {}",
+                    config.max_message_bytes
+                ),
+            ));
+        }
+        at += size;
+    }
+    match config.timestamp_type {
+        TimestampType::CreateTime => Ok((partition.append(records)?, None)),
+        TimestampType::LogAppendTime => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64);
+            let stamped = stamp_log_append_time(records, now)?;
+            Ok((partition.append(&stamped)?, Some(now)))
+        }
+    }
+}
+
+const ATTRIBUTES_AT: usize = 21;
+const MAX_TIMESTAMP_AT: usize = 35;
+const CRC_AT: usize = 17;
+const LOG_APPEND_TIME_FLAG: u8 = 0x08;
+
+/// Marks each (valid) batch as LogAppendTime with `now` as its max
+/// timestamp, as Kafka does, and recomputes its CRC.
+fn stamp_log_append_time(records: &[u8], now: i64) -> Result<Vec<u8>> {
+    let batches = split_and_validate(records)?;
+    let mut out = records.to_vec();
+    for (at, header) in batches {
+        let batch = &mut out[at..at + header.size];
+        batch[ATTRIBUTES_AT + 1] |= LOG_APPEND_TIME_FLAG;
+        batch[MAX_TIMESTAMP_AT..MAX_TIMESTAMP_AT + 8].copy_from_slice(&now.to_be_bytes());
+        let crc = crc32c::crc32c(&batch[ATTRIBUTES_AT..]);
+        batch[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_be_bytes());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -130,5 +197,146 @@ mod tests {
             first(&r).error_code,
             ResponseError::UnknownTopicOrPartition.code()
         );
+    }
+
+    fn set_config(broker: &crate::broker::Broker, pairs: &[(&str, &str)]) {
+        let overrides =
+            crate::topic_config::validate_all(pairs.iter().map(|(k, v)| (*k, Some(*v)))).unwrap();
+        broker
+            .log
+            .set_topic_overrides("t", overrides, false)
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn batch_over_max_message_bytes_is_message_too_large() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        set_config(&broker, &[("max.message.bytes", "100")]);
+        let r = response(&broker, request("t", 0, batch(5, 100), 1), 9).unwrap();
+        assert_eq!(first(&r).error_code, ResponseError::MessageTooLarge.code());
+        assert_eq!(broker.log.partition("t", 0).unwrap().high_watermark(), 0);
+    }
+
+    #[tokio::test]
+    async fn acks_all_above_min_insync_replicas_is_not_enough_replicas() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        set_config(&broker, &[("min.insync.replicas", "2")]);
+        let r = response(&broker, request("t", 0, batch(1, 10), -1), 9).unwrap();
+        assert_eq!(
+            first(&r).error_code,
+            ResponseError::NotEnoughReplicas.code()
+        );
+        let r = response(&broker, request("t", 0, batch(1, 10), 1), 9).unwrap();
+        assert_eq!(first(&r).error_code, 0);
+    }
+
+    #[tokio::test]
+    async fn log_append_time_stamps_batches_and_reports_the_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        set_config(&broker, &[("message.timestamp.type", "LogAppendTime")]);
+        let r = response(&broker, request("t", 0, batch(2, 10), 1), 9).unwrap();
+        assert_eq!(first(&r).error_code, 0);
+        let stamped = first(&r).log_append_time_ms;
+        assert!(stamped > 1_700_000_000_000);
+        let read = broker
+            .log
+            .partition("t", 0)
+            .unwrap()
+            .read(0, 1 << 20, true)
+            .unwrap();
+        let batches = split_and_validate(&read.records).unwrap();
+        assert_eq!(batches[0].1.max_timestamp, stamped);
+        assert_eq!(
+            read.records[ATTRIBUTES_AT + 1] & LOG_APPEND_TIME_FLAG,
+            LOG_APPEND_TIME_FLAG
+        );
+    }
+
+    #[tokio::test]
+    async fn duplicate_idempotent_batch_gets_its_first_offset_and_is_not_appended() {
+        use crate::storage::producer_state::test_support::idempotent_batch;
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        response(&broker, request("t", 0, batch(2, 10), 1), 9).unwrap();
+        let once = idempotent_batch(7, 0, 0, 3);
+        let r1 = response(&broker, request("t", 0, once.clone(), -1), 9).unwrap();
+        let r2 = response(&broker, request("t", 0, once, -1), 9).unwrap();
+        assert_eq!((first(&r1).error_code, first(&r1).base_offset), (0, 2));
+        assert_eq!((first(&r2).error_code, first(&r2).base_offset), (0, 2));
+        assert_eq!(broker.log.partition("t", 0).unwrap().high_watermark(), 5);
+    }
+
+    #[tokio::test]
+    async fn out_of_order_sequence_is_rejected() {
+        use crate::storage::producer_state::test_support::idempotent_batch;
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        response(&broker, request("t", 0, idempotent_batch(7, 0, 0, 3), 1), 9).unwrap();
+        let r = response(&broker, request("t", 0, idempotent_batch(7, 0, 9, 1), 1), 9).unwrap();
+        assert_eq!(
+            first(&r).error_code,
+            ResponseError::OutOfOrderSequenceNumber.code()
+        );
+        assert_eq!(broker.log.partition("t", 0).unwrap().high_watermark(), 3);
+    }
+
+    #[tokio::test]
+    async fn stale_epoch_is_invalid_producer_epoch() {
+        use crate::storage::producer_state::test_support::idempotent_batch;
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        response(&broker, request("t", 0, idempotent_batch(7, 3, 0, 1), 1), 9).unwrap();
+        let r = response(&broker, request("t", 0, idempotent_batch(7, 2, 1, 1), 1), 9).unwrap();
+        assert_eq!(
+            first(&r).error_code,
+            ResponseError::InvalidProducerEpoch.code()
+        );
+    }
+
+    #[tokio::test]
+    async fn producer_state_is_rebuilt_after_reopen() {
+        use crate::storage::producer_state::test_support::idempotent_batch;
+        let dir = tempfile::tempdir().unwrap();
+        let once = idempotent_batch(7, 0, 0, 3);
+        {
+            let broker = broker(dir.path());
+            broker.log.create_topic("t", 1, false).unwrap();
+            response(&broker, request("t", 0, batch(1, 10), 1), 9).unwrap();
+            response(&broker, request("t", 0, once.clone(), 1), 9).unwrap();
+            broker.log.flush().unwrap();
+        }
+        let broker = broker(dir.path());
+        let dup = response(&broker, request("t", 0, once, 1), 9).unwrap();
+        assert_eq!((first(&dup).error_code, first(&dup).base_offset), (0, 1));
+        assert_eq!(broker.log.partition("t", 0).unwrap().high_watermark(), 4);
+        let gap = response(&broker, request("t", 0, idempotent_batch(7, 0, 5, 1), 1), 9).unwrap();
+        assert_eq!(
+            first(&gap).error_code,
+            ResponseError::OutOfOrderSequenceNumber.code()
+        );
+    }
+
+    #[tokio::test]
+    async fn transactional_batch_is_invalid_txn_state() {
+        use crate::storage::producer_state::test_support::producer_batch;
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        let r = response(
+            &broker,
+            request("t", 0, producer_batch(7, 0, 0, 1, true), 1),
+            9,
+        )
+        .unwrap();
+        assert_eq!(first(&r).error_code, ResponseError::InvalidTxnState.code());
     }
 }

@@ -7,8 +7,7 @@
 //! `topic <name> <uuid> <partitions>`, `delete <name>`,
 //! `config <name> <key> [<value, %-escaped>]` (no value: back to default).
 
-use crate::error::{Error, Result};
-use kafka_protocol::ResponseError;
+use crate::error::Result;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -78,10 +77,7 @@ impl Catalog {
             good += end + 1;
             lines += 1;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)?;
+        let file = OpenOptions::new().create(true).append(true).open(&path)?;
         if good < text.len() {
             tracing::warn!(path = %path.display(), cut = text.len() - good, "cut a torn catalog tail");
             file.set_len(good as u64)?;
@@ -239,7 +235,7 @@ fn escape(s: &str) -> String {
         }
     }
     if out.is_empty() {
-        out.push_str("%");
+        out.push('%');
     }
     out
 }
@@ -262,11 +258,6 @@ fn unescape(s: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
-}
-
-/// The error for a catalog that cannot be used.
-pub fn catalog_error(message: impl Into<String>) -> Error {
-    Error::kafka(ResponseError::KafkaStorageError, message)
 }
 
 #[cfg(test)]
@@ -342,9 +333,13 @@ mod tests {
             }
             catalog.append(&[topic("kept", 2)]).unwrap();
         }
-        let before = std::fs::metadata(dir.path().join(CATALOG_FILE)).unwrap().len();
+        let before = std::fs::metadata(dir.path().join(CATALOG_FILE))
+            .unwrap()
+            .len();
         let (_, topics) = Catalog::open(dir.path()).unwrap();
-        let after = std::fs::metadata(dir.path().join(CATALOG_FILE)).unwrap().len();
+        let after = std::fs::metadata(dir.path().join(CATALOG_FILE))
+            .unwrap()
+            .len();
         assert_eq!(topics.len(), 1);
         assert!(after < before / 100, "{after} vs {before}");
         let (_, again) = Catalog::open(dir.path()).unwrap();

@@ -149,7 +149,14 @@ impl Log {
             return Ok(meta);
         }
         let no_overrides = TopicOverrides::new();
-        let topic = open_topic(&self.dir, name, &meta, &no_overrides, &self.config, &self.total_size)?;
+        let topic = open_topic(
+            &self.dir,
+            name,
+            &meta,
+            &no_overrides,
+            &self.config,
+            &self.total_size,
+        )?;
         self.catalog.append(&[CatalogRecord::Topic {
             name: name.to_string(),
             id: meta.id,
@@ -328,7 +335,8 @@ mod tests {
         {
             let log = Log::open(dir.path(), LogConfig::default()).unwrap();
             for i in 0..count {
-                log.create_topic(&format!("topic-{i:05}"), 1, false).unwrap();
+                log.create_topic(&format!("topic-{i:05}"), 1, false)
+                    .unwrap();
             }
             assert_eq!(log.topics().len(), count);
         }
@@ -376,7 +384,12 @@ mod tests {
                 log.partition(name, 0).unwrap().append(&one).unwrap();
             }
         }
-        log.topic("trimmed").unwrap().config.write().unwrap().retention_bytes = Some(0);
+        log.topic("trimmed")
+            .unwrap()
+            .config
+            .write()
+            .unwrap()
+            .retention_bytes = Some(0);
         assert_eq!(log.retention_pass(0).unwrap(), 2);
         assert_eq!(log.partition("kept", 0).unwrap().log_start_offset(), 0);
         assert_eq!(log.partition("trimmed", 0).unwrap().log_start_offset(), 2);

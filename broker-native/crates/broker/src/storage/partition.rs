@@ -90,13 +90,26 @@ impl Partition {
         topic_config: SharedTopicConfig,
         total_size: Arc<AtomicU64>,
     ) -> Result<Partition> {
-        std::fs::create_dir_all(dir)?;
-        let mut bases: Vec<i64> = std::fs::read_dir(dir)?
-            .filter_map(|entry| {
-                let name = entry.ok()?.file_name().into_string().ok()?;
-                name.strip_suffix(".log")?.parse().ok()
-            })
-            .collect();
+        // A directory made just now has nothing to list (saves a read_dir
+        // per partition when creating many topics).
+        let fresh = match std::fs::create_dir(dir) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+            Err(_) => {
+                std::fs::create_dir_all(dir)?;
+                false
+            }
+        };
+        let mut bases: Vec<i64> = if fresh {
+            Vec::new()
+        } else {
+            std::fs::read_dir(dir)?
+                .filter_map(|entry| {
+                    let name = entry.ok()?.file_name().into_string().ok()?;
+                    name.strip_suffix(".log")?.parse().ok()
+                })
+                .collect()
+        };
         bases.sort_unstable();
         let mut segments = BTreeMap::new();
         for (i, base) in bases.iter().enumerate() {
@@ -194,7 +207,9 @@ impl Partition {
         let mut chunk = records.to_vec();
         let _appending = self.append_lock.lock().expect("append lock");
         let mut producers = self.producers.lock().expect("producers lock");
-        if let Verdict::Duplicate(appended) = self.check_producers(&mut producers, records, &batches)? {
+        if let Verdict::Duplicate(appended) =
+            self.check_producers(&mut producers, records, &batches)?
+        {
             return Ok(appended);
         }
         let base_offset = self.log_end_offset();
@@ -347,19 +362,14 @@ impl Partition {
                 .collect();
             let count = retention::expired_prefix(&sizes, retention_ms, retention_bytes, now_ms);
             let bases: Vec<i64> = segments.keys().take(count).copied().collect();
-            let doomed = bases
-                .iter()
-                .filter_map(|b| segments.remove(b))
-                .collect();
+            let doomed = bases.iter().filter_map(|b| segments.remove(b)).collect();
             if let Some(first) = segments.keys().next() {
-                self.log_start_offset
-                    .fetch_max(*first, Ordering::AcqRel);
+                self.log_start_offset.fetch_max(*first, Ordering::AcqRel);
             }
             doomed
         };
         for segment in &doomed {
-            self.total_size
-                .fetch_sub(segment.size(), Ordering::Relaxed);
+            self.total_size.fetch_sub(segment.size(), Ordering::Relaxed);
             segment.delete()?;
         }
         Ok(doomed.len())
@@ -526,7 +536,9 @@ mod tests {
         let one = batch_at(1, 100, 0);
         let partition = open(dir.path(), one.len() as u64 * 4);
         for i in 0..20 {
-            partition.append(&batch_at(1, 100, 1_000 + i * 100)).unwrap();
+            partition
+                .append(&batch_at(1, 100, 1_000 + i * 100))
+                .unwrap();
         }
         assert_eq!(partition.segment_count(), 5);
         assert_eq!(partition.offset_for_timestamp(1_950).unwrap(), Some(10));
@@ -551,7 +563,10 @@ mod tests {
         assert!(!dir.path().join("00000000000000000002.index").exists());
         let read = partition.read(4, 1 << 20, true).unwrap();
         assert_eq!(read.log_start_offset, 4);
-        assert_eq!(split_and_validate(&read.records).unwrap()[0].1.base_offset, 4);
+        assert_eq!(
+            split_and_validate(&read.records).unwrap()[0].1.base_offset,
+            4
+        );
     }
 
     #[test]
@@ -567,7 +582,9 @@ mod tests {
             },
         );
         for i in 0..6 {
-            partition.append(&batch_at(1, 200, 10_000 + i * 1_000)).unwrap();
+            partition
+                .append(&batch_at(1, 200, 10_000 + i * 1_000))
+                .unwrap();
         }
         // Segments' largest timestamps: 11_000, 13_000, 15_000 (active).
         assert_eq!(partition.enforce_retention(13_500).unwrap(), 1);

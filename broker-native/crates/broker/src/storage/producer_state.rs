@@ -186,15 +186,13 @@ impl ProducerStateTable {
             }));
         }
         match entry.batches.back() {
-            Some(last) if !in_sequence(last.last_seq, f.base_sequence) => {
-                Err(Error::kafka(
-                    ResponseError::OutOfOrderSequenceNumber,
-                    format!(
-                        "producer {} sent sequence {} after {} (epoch {})",
-                        f.producer_id, f.base_sequence, last.last_seq, f.epoch
-                    ),
-                ))
-            }
+            Some(last) if !in_sequence(last.last_seq, f.base_sequence) => Err(Error::kafka(
+                ResponseError::OutOfOrderSequenceNumber,
+                format!(
+                    "producer {} sent sequence {} after {} (epoch {})",
+                    f.producer_id, f.base_sequence, last.last_seq, f.epoch
+                ),
+            )),
             _ => Ok(Verdict::Append),
         }
     }

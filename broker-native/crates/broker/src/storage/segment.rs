@@ -69,6 +69,9 @@ pub struct Segment {
     /// segment.ms counts from it when batches carry no timestamps.
     created_ms: i64,
     deleted: AtomicBool,
+    /// Appended since the last sync (so flushing 100K idle partitions
+    /// opens and fsyncs nothing).
+    unsynced: AtomicBool,
 }
 
 /// What recovery found in a segment.
@@ -111,6 +114,7 @@ impl Segment {
             first_timestamp: AtomicI64::new(NO_TIMESTAMP),
             created_ms: now_ms(),
             deleted: AtomicBool::new(false),
+            unsynced: AtomicBool::new(false),
         }
     }
 
@@ -168,9 +172,10 @@ impl Segment {
                 segment
                     .max_timestamp
                     .store(last.timestamp, Ordering::Relaxed);
-                segment
-                    .offset_of_max_timestamp
-                    .store(base_offset + i64::from(last.relative_offset), Ordering::Relaxed);
+                segment.offset_of_max_timestamp.store(
+                    base_offset + i64::from(last.relative_offset),
+                    Ordering::Relaxed,
+                );
                 segment.find_next_offset(file_size)?;
                 false
             }
@@ -427,6 +432,7 @@ impl Segment {
     pub fn append(&self, chunk: &[u8], batches: &[(usize, BatchHeader)]) -> Result<()> {
         let start = self.size();
         self.file()?.write_all_at(chunk, start)?;
+        self.unsynced.store(true, Ordering::Release);
         let mut since_index = self.bytes_since_index.load(Ordering::Relaxed);
         {
             let mut indexes = self.indexes.lock().expect("index lock");
@@ -544,7 +550,12 @@ impl Segment {
     }
 
     pub fn sync(&self) -> Result<()> {
-        self.file()?.sync_data()?;
+        if self.unsynced.swap(false, Ordering::AcqRel) {
+            if let Err(e) = self.file().and_then(|f| Ok(f.sync_data()?)) {
+                self.unsynced.store(true, Ordering::Release);
+                return Err(e);
+            }
+        }
         Ok(())
     }
 

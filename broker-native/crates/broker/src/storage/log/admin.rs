@@ -71,16 +71,13 @@ impl Log {
                 value: Some(v.clone()),
             })
             .collect();
-        records.extend(
-            current
-                .keys()
-                .filter(|k| !new.contains_key(*k))
-                .map(|k| CatalogRecord::Config {
-                    name: topic.name.clone(),
-                    key: k.clone(),
-                    value: None,
-                }),
-        );
+        records.extend(current.keys().filter(|k| !new.contains_key(*k)).map(|k| {
+            CatalogRecord::Config {
+                name: topic.name.clone(),
+                key: k.clone(),
+                value: None,
+            }
+        }));
         self.catalog.append(&records)?;
         *topic.config.write().expect("topic config lock") =
             TopicConfig::resolve(&self.topic_defaults(), &new);
@@ -118,7 +115,10 @@ impl Log {
     /// Deletes the topic with this id.
     pub fn delete_topic_by_id(&self, id: Uuid) -> Result<String> {
         let topic = self.topic_by_id(id).ok_or_else(|| {
-            Error::kafka(ResponseError::UnknownTopicId, format!("no topic with id {id}"))
+            Error::kafka(
+                ResponseError::UnknownTopicId,
+                format!("no topic with id {id}"),
+            )
         })?;
         self.delete_topic(&topic.name)?;
         Ok(topic.name.clone())
@@ -186,7 +186,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = open(dir.path());
         log.create_topic("t", 2, false).unwrap();
-        log.partition("t", 1).unwrap().append(&batch(2, 10)).unwrap();
+        log.partition("t", 1)
+            .unwrap()
+            .append(&batch(2, 10))
+            .unwrap();
         log.delete_topic("t").unwrap();
         assert!(log.topic("t").is_none());
         assert!(!dir.path().join("t-1").exists());
@@ -200,7 +203,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = open(dir.path());
         log.create_topic("t", 1, false).unwrap();
-        log.partition("t", 0).unwrap().append(&batch(2, 10)).unwrap();
+        log.partition("t", 0)
+            .unwrap()
+            .append(&batch(2, 10))
+            .unwrap();
         log.delete_topic("t").unwrap();
         log.create_topic("t", 1, false).unwrap();
         assert_eq!(log.partition("t", 0).unwrap().high_watermark(), 0);
@@ -219,7 +225,10 @@ mod tests {
         {
             let log = open(dir.path());
             log.create_topic("t", 1, false).unwrap();
-            log.partition("t", 0).unwrap().append(&batch(3, 10)).unwrap();
+            log.partition("t", 0)
+                .unwrap()
+                .append(&batch(3, 10))
+                .unwrap();
             log.create_partitions("t", 3, false).unwrap();
             assert_eq!(log.topic("t").unwrap().partitions.len(), 3);
         }
@@ -245,14 +254,22 @@ mod tests {
         {
             let log = open(dir.path());
             let overrides = validate_all([("retention.ms", Some("1000"))]).unwrap();
-            log.create_topic_with_configs("t", 1, overrides, false).unwrap();
+            log.create_topic_with_configs("t", 1, overrides, false)
+                .unwrap();
             let partition = log.partition("t", 0).unwrap();
-            assert_eq!(partition.topic_config().read().unwrap().retention_ms, Some(1000));
+            assert_eq!(
+                partition.topic_config().read().unwrap().retention_ms,
+                Some(1000)
+            );
         }
         let log = open(dir.path());
         let partition = log.partition("t", 0).unwrap();
-        assert_eq!(partition.topic_config().read().unwrap().retention_ms, Some(1000));
-        log.set_topic_overrides("t", TopicOverrides::new(), false).unwrap();
+        assert_eq!(
+            partition.topic_config().read().unwrap().retention_ms,
+            Some(1000)
+        );
+        log.set_topic_overrides("t", TopicOverrides::new(), false)
+            .unwrap();
         assert_eq!(
             partition.topic_config().read().unwrap().retention_ms,
             TopicConfig::default().retention_ms

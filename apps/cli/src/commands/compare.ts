@@ -1,0 +1,88 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { compareCharts } from '@kbench/charts';
+import type { History } from '@kbench/history';
+import { type RunRecord, scenarioDifferences } from '@kbench/schema';
+import { parseCommandArgs } from '../args.js';
+import { fmtMs, fmtNumber, table } from '../format.js';
+import { writeCharts } from '../images.js';
+import { openHistory } from '../open-history.js';
+import { UsageError } from '../usage.js';
+
+/** Loads runs by id or prefix, with a usage error naming any that is missing. */
+export async function loadRuns(history: History, ids: string[], command: string): Promise<RunRecord[]> {
+  const runs: RunRecord[] = [];
+  for (const id of ids) {
+    const run = await history.getRun(id);
+    if (!run) throw new UsageError(`kbench ${command}: no run ${JSON.stringify(id)} in ${history.path}`);
+    runs.push(run);
+  }
+  return runs;
+}
+
+/** Short, distinct labels for runs in legends: the id prefix and the scenario name. */
+export function runLabels(runs: RunRecord[]): string[] {
+  return runs.map((r) => `${r.id.slice(0, 6)} ${r.scenario.name}`.slice(0, 40));
+}
+
+function headlineRows(runs: RunRecord[]): string[][] {
+  const s = runs.map((r) => r.summary);
+  const row = (label: string, f: (i: number) => string) => [label, ...runs.map((_, i) => f(i))];
+  return [
+    row('status', (i) => runs[i]?.status ?? ''),
+    row('target', (i) => runs[i]?.environment.target ?? ''),
+    row('driver', (i) => runs[i]?.environment.driver ?? ''),
+    row('produced rec/s', (i) => (s[i] ? fmtNumber(s[i].produced.recordsPerSec) : '-')),
+    row('produced MB/s', (i) => (s[i] ? fmtNumber(s[i].produced.mbPerSec, 2) : '-')),
+    row('consumed rec/s', (i) => (s[i] ? fmtNumber(s[i].consumed.recordsPerSec) : '-')),
+    row('publish p50', (i) => fmtMs(s[i]?.publishLatencyMs?.p50)),
+    row('publish p99', (i) => fmtMs(s[i]?.publishLatencyMs?.p99)),
+    row('publish p99.9', (i) => fmtMs(s[i]?.publishLatencyMs?.p999)),
+    row('publish max', (i) => fmtMs(s[i]?.publishLatencyMs?.max)),
+    row('end-to-end p50', (i) => fmtMs(s[i]?.endToEndLatencyMs?.p50)),
+    row('end-to-end p99', (i) => fmtMs(s[i]?.endToEndLatencyMs?.p99)),
+    row('client cores', (i) => (s[i]?.client ? fmtNumber(s[i].client.cpuCores, 2) : '-')),
+  ];
+}
+
+export async function compareCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('compare', argv, {
+    json: { type: 'boolean' },
+    svg: { type: 'string' },
+    png: { type: 'string' },
+  });
+  if (positionals.length < 2 || positionals.length > 8) {
+    throw new UsageError('kbench compare: give 2 to 8 run ids (see kbench list)');
+  }
+  const history = await openHistory();
+  const runs = await loadRuns(history, positionals, 'compare');
+  const labels = runLabels(runs);
+  const differences = scenarioDifferences(runs.map((r) => r.scenario));
+  for (const [format, dir] of [
+    ['svg', values.svg],
+    ['png', values.png],
+  ] as const) {
+    if (dir === undefined) continue;
+    await mkdir(dir, { recursive: true });
+    const samples = await Promise.all(runs.map((r) => history.getSamples(r.id)));
+    const charts = compareCharts(
+      runs.map((r, i) => ({ label: labels[i] ?? r.id, summary: r.summary, samples: samples[i] ?? [] })),
+    );
+    const files = await writeCharts(charts, path.resolve(dir), 'kbench-compare', format);
+    process.stderr.write(`wrote ${files.length} ${format.toUpperCase()} charts to ${path.resolve(dir)}\n`);
+  }
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ runs, differences }, null, 2)}\n`);
+    return 0;
+  }
+  const header = ['', ...runs.map((r) => r.id)];
+  const names = ['scenario', ...runs.map((r) => r.scenario.name)];
+  const out = [table([header, names, ...headlineRows(runs)], ['l', ...runs.map(() => 'r' as const)])];
+  out.push(
+    differences.length === 0
+      ? '\nscenario settings: identical'
+      : `\nscenario settings that differ:\n${table([['', ...runs.map((r) => r.id)], ...differences.map((d) => [d.path, ...d.values])])}`,
+  );
+  process.stdout.write(`${out.join('\n')}\n`);
+  return 0;
+}

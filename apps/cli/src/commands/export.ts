@@ -1,0 +1,76 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { compareCharts, runCharts } from '@kbench/charts';
+import { runsToCsv, samplesToCsv } from '@kbench/history';
+import type { RunListItem, RunRecord } from '@kbench/schema';
+import { parseCommandArgs } from '../args.js';
+import { writeCharts } from '../images.js';
+import { openHistory } from '../open-history.js';
+import { UsageError } from '../usage.js';
+import { loadRuns, runLabels } from './compare.js';
+
+function listItem(run: RunRecord): RunListItem {
+  const { scenario, environment, ...rest } = run;
+  return { ...rest, name: scenario.name, target: environment.target, driver: environment.driver };
+}
+
+export async function exportCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('export', argv, {
+    csv: { type: 'boolean' },
+    svg: { type: 'boolean' },
+    png: { type: 'boolean' },
+    json: { type: 'boolean' },
+    out: { type: 'string' },
+  });
+  const formats = (['csv', 'svg', 'png', 'json'] as const).filter((f) => values[f]);
+  if (positionals.length === 0)
+    throw new UsageError('kbench export: give one or more run ids (see kbench list)');
+  if (formats.length === 0)
+    throw new UsageError('kbench export: choose at least one of --csv, --svg, --png, --json');
+  const dir = path.resolve(values.out ?? '.');
+  await mkdir(dir, { recursive: true });
+  const history = await openHistory();
+  const runs = await loadRuns(history, positionals, 'export');
+  const samples = await Promise.all(runs.map((r) => history.getSamples(r.id)));
+  const written: string[] = [];
+  const write = async (name: string, content: string | Buffer) => {
+    const file = path.join(dir, name);
+    await writeFile(file, content);
+    written.push(file);
+  };
+  for (const format of formats) {
+    if (format === 'csv') {
+      for (const [i, run] of runs.entries())
+        await write(`kbench-${run.id}-samples.csv`, samplesToCsv(samples[i] ?? []));
+      await write(
+        runs.length === 1 ? `kbench-${runs[0]?.id}-summary.csv` : 'kbench-runs-summary.csv',
+        runsToCsv(runs.map(listItem)),
+      );
+    } else if (format === 'json') {
+      for (const [i, run] of runs.entries()) {
+        await write(
+          `kbench-${run.id}.json`,
+          `${JSON.stringify({ ...run, samples: samples[i] ?? [] }, null, 2)}\n`,
+        );
+      }
+    } else if (runs.length === 1) {
+      const run = runs[0] as RunRecord;
+      written.push(
+        ...(await writeCharts(
+          runCharts(samples[0] ?? [], run.scenario.name),
+          dir,
+          `kbench-${run.id}`,
+          format,
+        )),
+      );
+    } else {
+      const labels = runLabels(runs);
+      const charts = compareCharts(
+        runs.map((r, i) => ({ label: labels[i] ?? r.id, summary: r.summary, samples: samples[i] ?? [] })),
+      );
+      written.push(...(await writeCharts(charts, dir, 'kbench-compare', format)));
+    }
+  }
+  process.stdout.write(`${written.join('\n')}\n`);
+  return 0;
+}

@@ -1,0 +1,33 @@
+// Chart files for export: the same ECharts options the web app draws (packages/charts), rendered
+// to SVG on the server, and rasterised to PNG from that SVG.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { type ChartSpec, renderSvg } from '@kbench/charts';
+import { Resvg } from '@resvg/resvg-js';
+
+const SIZE = { width: 960, height: 420 };
+
+export function svgToPng(svg: string, width = SIZE.width * 2): Buffer {
+  const png = new Resvg(svg, {
+    fitTo: { mode: 'width', value: width },
+    font: { loadSystemFonts: true, defaultFontFamily: 'sans-serif' },
+  });
+  return png.render().asPng();
+}
+
+/** Writes each chart as `<prefix>-<chart id>.<format>` into `dir`; returns the paths. */
+export async function writeCharts(
+  charts: ChartSpec[],
+  dir: string,
+  prefix: string,
+  format: 'svg' | 'png',
+): Promise<string[]> {
+  const written: string[] = [];
+  for (const chart of charts) {
+    const svg = renderSvg(chart.option, SIZE);
+    const file = path.join(dir, `${prefix}-${chart.id}.${format}`);
+    await writeFile(file, format === 'svg' ? svg : svgToPng(svg));
+    written.push(file);
+  }
+  return written;
+}

@@ -1,0 +1,538 @@
+//! The consumer: a static share of the partitions (no consumer-group protocol), one fetch in
+//! flight per leader, counting records and value bytes and measuring end-to-end latency from the
+//! send time each value carries, without copying values.
+//!
+//! Assignment: member `member_index` of `members` takes the partitions at positions
+//! i % members == member_index of the sorted (topic, partition) list. It joins no group and
+//! commits no offsets, so several consumers of one run never rebalance.
+//!
+//! Pipelining: as soon as a fetch response arrives its next offsets are read from the batch
+//! headers and the next fetch goes out; the records are counted while that fetch is in flight.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::{FetchRequest, FetchResponse, ListOffsetsRequest, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use tokio::sync::{mpsc, watch, Notify};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::batch_reader::{for_each_record, next_offset};
+use crate::client::{decode_response, Connection, Response, SimpleClient};
+use crate::error::{Error, Result};
+use crate::metadata::{is_retriable, ApiVersions, ClusterMetadata, MetadataClient};
+use crate::payload::now_micros;
+use crate::stats::{IntervalStats, SharedStats};
+
+const MAX_WAIT_MS: i32 = 250;
+const MAX_BYTES: i32 = 64 << 20;
+const PARTITION_MAX_BYTES: i32 = 8 << 20;
+const RETRY_BACKOFF: Duration = Duration::from_millis(100);
+const OFFSET_OUT_OF_RANGE: i16 = 1;
+/// Stamps further than this from the receive time are not send times (a foreign value).
+const PLAUSIBLE_STAMP_MICROS: f64 = 86_400e6;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartAt {
+    Earliest,
+    Latest,
+}
+
+#[derive(Debug, Clone)]
+pub struct ConsumerConfig {
+    pub bootstrap: Vec<String>,
+    pub topics: Vec<String>,
+    pub start: StartAt,
+    pub member_index: u32,
+    pub members: u32,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    stats: SharedStats,
+    stopping: AtomicBool,
+    stop: Notify,
+}
+
+/// A running consumer.
+#[derive(Debug)]
+pub struct Consumer {
+    shared: Arc<Shared>,
+    done: watch::Receiver<bool>,
+    task: JoinHandle<()>,
+}
+
+impl Consumer {
+    /// Resolves once the start offsets are known, so records produced afterwards are seen.
+    pub async fn start(config: ConsumerConfig) -> Result<Consumer> {
+        if config.members == 0 || config.member_index >= config.members {
+            return Err(Error::Config("memberIndex must be below members".into()));
+        }
+        let mut metadata = MetadataClient::connect(&config.bootstrap).await?;
+        let cluster = metadata
+            .fetch(&config.topics, Duration::from_secs(10))
+            .await?;
+        let versions = metadata.versions().clone();
+        let fetch_version = versions.pick::<FetchRequest>()?;
+        let mut assigned = assign(&cluster, config.member_index, config.members);
+        let timestamp = match config.start {
+            StartAt::Earliest => -2,
+            StartAt::Latest => -1,
+        };
+        let all: Vec<usize> = (0..assigned.len()).collect();
+        list_offsets(&cluster, &versions, &mut assigned, &all, timestamp).await?;
+        let shared = Arc::new(Shared::default());
+        let (done_tx, done) = watch::channel(false);
+        let (responses_tx, responses) = mpsc::unbounded_channel();
+        let engine = Engine {
+            topic_names: cluster
+                .topics
+                .iter()
+                .map(|t| TopicName(StrBytes::from_string(t.name.clone())))
+                .collect(),
+            config,
+            shared: shared.clone(),
+            metadata,
+            cluster,
+            versions,
+            fetch_version,
+            assigned,
+            connections: HashMap::new(),
+            connection_nodes: HashMap::new(),
+            next_connection_id: 1,
+            responses_tx,
+            responses,
+            fetching: HashMap::new(),
+            refresh_needed: false,
+            reset: vec![],
+            retry_at: None,
+        };
+        let task = tokio::spawn(async move {
+            engine.run().await;
+            let _ = done_tx.send(true);
+        });
+        Ok(Consumer { shared, done, task })
+    }
+
+    pub fn take_interval(&self) -> IntervalStats {
+        self.shared.stats.take_interval()
+    }
+
+    pub fn last_error(&self) -> Option<String> {
+        self.shared.stats.last_error()
+    }
+
+    /// Stops fetching and closes the connections. Idempotent.
+    pub async fn stop(&self) {
+        self.shared.stopping.store(true, Ordering::Release);
+        self.shared.stop.notify_one();
+        let mut done = self.done.clone();
+        let _ = done.wait_for(|d| *d).await;
+    }
+}
+
+impl Drop for Consumer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Assigned {
+    topic: usize,
+    partition: i32,
+    leader: i32,
+    offset: i64,
+}
+
+/// This member's share of the sorted (topic, partition) list.
+fn assign(cluster: &ClusterMetadata, member_index: u32, members: u32) -> Vec<Assigned> {
+    let mut all: Vec<(&str, usize, i32, i32)> = vec![];
+    for (t, topic) in cluster.topics.iter().enumerate() {
+        for (p, &leader) in topic.leaders.iter().enumerate() {
+            all.push((topic.name.as_str(), t, p as i32, leader));
+        }
+    }
+    all.sort_by(|a, b| (a.0, a.2).cmp(&(b.0, b.2)));
+    all.into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i as u32 % members == member_index)
+        .map(|(_, (_, topic, partition, leader))| Assigned {
+            topic,
+            partition,
+            leader,
+            offset: 0,
+        })
+        .collect()
+}
+
+/// Sets the offsets of `which` to the offset at `timestamp` (-2 earliest, -1 latest), asking
+/// each partition's leader.
+async fn list_offsets(
+    cluster: &ClusterMetadata,
+    versions: &ApiVersions,
+    assigned: &mut [Assigned],
+    which: &[usize],
+    timestamp: i64,
+) -> Result<()> {
+    let version = versions.pick::<ListOffsetsRequest>()?;
+    let mut by_leader: HashMap<i32, Vec<usize>> = HashMap::new();
+    for &i in which {
+        by_leader.entry(assigned[i].leader).or_default().push(i);
+    }
+    for (leader, slots) in by_leader {
+        let addr = cluster
+            .leader_addr(leader)
+            .ok_or_else(|| Error::Protocol(format!("no address for node {leader}")))?;
+        let mut client = SimpleClient::connect(addr).await?;
+        let mut topics: Vec<ListOffsetsTopic> = vec![];
+        for &i in &slots {
+            let a = &assigned[i];
+            let name = TopicName(StrBytes::from_string(cluster.topics[a.topic].name.clone()));
+            let partition = ListOffsetsPartition::default()
+                .with_partition_index(a.partition)
+                .with_timestamp(timestamp);
+            match topics.iter_mut().find(|t| t.name == name) {
+                Some(t) => t.partitions.push(partition),
+                None => topics.push(
+                    ListOffsetsTopic::default()
+                        .with_name(name)
+                        .with_partitions(vec![partition]),
+                ),
+            }
+        }
+        let request = ListOffsetsRequest::default().with_topics(topics);
+        let response = client.call(version, &request).await?;
+        for topic in &response.topics {
+            for p in &topic.partitions {
+                if p.error_code != 0 {
+                    return Err(Error::Kafka {
+                        api: "ListOffsets",
+                        code: p.error_code,
+                    });
+                }
+                for &i in &slots {
+                    let a = &mut assigned[i];
+                    if cluster.topics[a.topic].name == topic.name.as_str()
+                        && a.partition == p.partition_index
+                    {
+                        a.offset = p.offset;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Engine {
+    config: ConsumerConfig,
+    shared: Arc<Shared>,
+    metadata: MetadataClient,
+    cluster: ClusterMetadata,
+    versions: ApiVersions,
+    fetch_version: i16,
+    topic_names: Vec<TopicName>,
+    assigned: Vec<Assigned>,
+    connections: HashMap<i32, Connection>,
+    connection_nodes: HashMap<u64, i32>,
+    next_connection_id: u64,
+    responses_tx: mpsc::UnboundedSender<Response>,
+    responses: mpsc::UnboundedReceiver<Response>,
+    /// The fetch in flight per node: (connection id, correlation id, assigned slots).
+    fetching: HashMap<i32, (u64, i32, Vec<usize>)>,
+    refresh_needed: bool,
+    /// Slots whose offset fell out of range, reset to the earliest offset.
+    reset: Vec<usize>,
+    retry_at: Option<Instant>,
+}
+
+impl Engine {
+    fn stats(&self) -> &SharedStats {
+        &self.shared.stats
+    }
+
+    async fn run(mut self) {
+        while !self.shared.stopping.load(Ordering::Acquire) {
+            let now = Instant::now();
+            if self.retry_at.is_none_or(|t| now >= t) {
+                self.retry_at = None;
+                self.recover().await;
+                let mut leaders: Vec<i32> = self.assigned.iter().map(|a| a.leader).collect();
+                leaders.sort_unstable();
+                leaders.dedup();
+                for node in leaders {
+                    if !self.fetching.contains_key(&node) {
+                        self.send_fetch(node).await;
+                    }
+                }
+            }
+            let retry_at = self.retry_at;
+            tokio::select! {
+                biased;
+                _ = self.shared.stop.notified() => {}
+                response = self.responses.recv() => {
+                    if let Some(response) = response {
+                        self.on_response(response).await;
+                    }
+                }
+                _ = sleep_until(retry_at) => {}
+            }
+        }
+        self.connections.clear();
+    }
+
+    /// Metadata refresh and offset resets that earlier errors asked for.
+    async fn recover(&mut self) {
+        if self.refresh_needed {
+            match self
+                .metadata
+                .fetch(&self.config.topics, Duration::ZERO)
+                .await
+            {
+                Ok(cluster) => {
+                    for a in &mut self.assigned {
+                        if let Some(&l) = cluster.topics[a.topic].leaders.get(a.partition as usize)
+                        {
+                            a.leader = l;
+                        }
+                    }
+                    self.cluster.brokers = cluster.brokers;
+                    self.refresh_needed = false;
+                }
+                Err(e) => {
+                    self.stats().error(format!("metadata refresh: {e}"));
+                    self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
+                    return;
+                }
+            }
+        }
+        if !self.reset.is_empty() {
+            let which = std::mem::take(&mut self.reset);
+            let result = list_offsets(
+                &self.cluster,
+                &self.versions,
+                &mut self.assigned,
+                &which,
+                -2,
+            )
+            .await;
+            if let Err(e) = result {
+                self.stats().error(format!("offset reset: {e}"));
+                self.reset = which;
+                self.refresh_needed = true;
+                self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
+            }
+        }
+    }
+
+    async fn send_fetch(&mut self, node: i32) {
+        let slots: Vec<usize> = (0..self.assigned.len())
+            .filter(|&i| self.assigned[i].leader == node && !self.reset.contains(&i))
+            .collect();
+        if slots.is_empty() {
+            return;
+        }
+        let mut topics: Vec<FetchTopic> = vec![];
+        for &i in &slots {
+            let a = &self.assigned[i];
+            let partition = FetchPartition::default()
+                .with_partition(a.partition)
+                .with_fetch_offset(a.offset)
+                .with_partition_max_bytes(PARTITION_MAX_BYTES);
+            let name = &self.topic_names[a.topic];
+            match topics.iter_mut().find(|t| &t.topic == name) {
+                Some(t) => t.partitions.push(partition),
+                None => topics.push(
+                    FetchTopic::default()
+                        .with_topic(name.clone())
+                        .with_topic_id(self.cluster.topics[a.topic].id)
+                        .with_partitions(vec![partition]),
+                ),
+            }
+        }
+        let request = FetchRequest::default()
+            .with_max_wait_ms(MAX_WAIT_MS)
+            .with_min_bytes(1)
+            .with_max_bytes(MAX_BYTES)
+            .with_topics(topics);
+        let version = self.fetch_version;
+        let Some(connection) = self.connection(node).await else {
+            return;
+        };
+        match connection.send(version, &request, true).await {
+            Ok((correlation_id, wire)) => {
+                let id = connection.id();
+                self.stats().add_wire_bytes(wire as u64);
+                self.fetching.insert(node, (id, correlation_id, slots));
+            }
+            Err(e) => {
+                self.stats().error(e.to_string());
+                self.connection_lost(node);
+            }
+        }
+    }
+
+    async fn connection(&mut self, node: i32) -> Option<&mut Connection> {
+        if !self.connections.contains_key(&node) {
+            let addr = self.cluster.leader_addr(node)?.to_string();
+            let id = self.next_connection_id;
+            self.next_connection_id += 1;
+            match Connection::connect(&addr, id, self.responses_tx.clone()).await {
+                Ok(c) => {
+                    self.connections.insert(node, c);
+                    self.connection_nodes.insert(id, node);
+                }
+                Err(e) => {
+                    self.stats().error(e.to_string());
+                    self.refresh_needed = true;
+                    self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
+                    return None;
+                }
+            }
+        }
+        self.connections.get_mut(&node)
+    }
+
+    fn connection_lost(&mut self, node: i32) {
+        if let Some(c) = self.connections.remove(&node) {
+            self.connection_nodes.remove(&c.id());
+        }
+        self.fetching.remove(&node);
+        self.refresh_needed = true;
+        self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
+    }
+
+    async fn on_response(&mut self, response: Response) {
+        let Some(&node) = self.connection_nodes.get(&response.connection) else {
+            return;
+        };
+        let frame = match response.frame {
+            Ok(frame) => frame,
+            Err(e) => {
+                self.stats().error(e.to_string());
+                self.connection_lost(node);
+                return;
+            }
+        };
+        if let Some(c) = self.connections.get_mut(&node) {
+            c.completed();
+        }
+        match self.fetching.get(&node) {
+            Some((id, corr, _))
+                if *id == response.connection && *corr == response.correlation_id => {}
+            _ => return,
+        }
+        let wire = frame.len() as u64 + 4;
+        let (_, _, slots) = self.fetching.remove(&node).expect("checked above");
+        let fetched = match decode_response::<FetchRequest>(frame, self.fetch_version) {
+            Ok(r) => r,
+            Err(e) => {
+                self.stats().error(e.to_string());
+                self.connection_lost(node);
+                return;
+            }
+        };
+        self.stats().add_wire_bytes(wire);
+        let to_count = self.advance(&fetched, &slots);
+        if !self.refresh_needed
+            && self.reset.is_empty()
+            && !self.shared.stopping.load(Ordering::Acquire)
+        {
+            self.send_fetch(node).await;
+        }
+        self.count(&to_count);
+    }
+
+    /// Moves each partition's offset past what was fetched; returns (records, fetch offset).
+    fn advance(&mut self, response: &FetchResponse, slots: &[usize]) -> Vec<(Bytes, i64)> {
+        let mut to_count = vec![];
+        if response.error_code != 0 {
+            self.stats()
+                .error(format!("fetch: Kafka error code {}", response.error_code));
+            self.refresh_needed = true;
+            return to_count;
+        }
+        for topic in &response.responses {
+            let t = self.cluster.topics.iter().position(|m| {
+                m.name == topic.topic.as_str() || (!m.id.is_nil() && m.id == topic.topic_id)
+            });
+            let Some(t) = t else { continue };
+            for p in &topic.partitions {
+                let Some(&slot) = slots.iter().find(|&&i| {
+                    self.assigned[i].topic == t && self.assigned[i].partition == p.partition_index
+                }) else {
+                    continue;
+                };
+                match p.error_code {
+                    0 => {
+                        let Some(records) = p.records.as_ref().filter(|r| !r.is_empty()) else {
+                            continue;
+                        };
+                        let from = self.assigned[slot].offset;
+                        self.assigned[slot].offset = next_offset(records, from);
+                        to_count.push((records.clone(), from));
+                    }
+                    OFFSET_OUT_OF_RANGE => {
+                        self.stats()
+                            .error("fetch: offset out of range, resetting to earliest");
+                        self.reset.push(slot);
+                    }
+                    code => {
+                        self.stats()
+                            .error(format!("fetch: Kafka error code {code}"));
+                        if is_retriable(code) {
+                            self.refresh_needed = true;
+                        }
+                    }
+                }
+            }
+        }
+        if self.refresh_needed || !self.reset.is_empty() {
+            self.retry_at = Some(Instant::now());
+        }
+        to_count
+    }
+
+    fn count(&self, fetched: &[(Bytes, i64)]) {
+        if fetched.is_empty() {
+            return;
+        }
+        let now = now_micros();
+        let (mut records, mut value_bytes) = (0u64, 0u64);
+        let mut errors = vec![];
+        self.stats().with_latency(|h| {
+            for (bytes, from) in fetched {
+                let result = for_each_record(bytes, *from, |r| {
+                    records += 1;
+                    value_bytes += r.value_len as u64;
+                    if let Some(stamp) =
+                        r.stamp.filter(|s| (now - s).abs() < PLAUSIBLE_STAMP_MICROS)
+                    {
+                        h.record(now - stamp);
+                    }
+                });
+                if let Err(e) = result {
+                    errors.push(e);
+                }
+            }
+        });
+        self.stats().add_records(records, value_bytes);
+        for e in errors {
+            self.stats().error(e.to_string());
+        }
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,21 @@
+//! kbench's native load engine: producers and consumers that speak the Kafka protocol
+//! themselves, against any Kafka-protocol broker.
+
+pub mod batch;
+pub mod batch_reader;
+pub mod client;
+pub mod consumer;
+pub mod error;
+pub mod histogram;
+pub mod metadata;
+pub mod partitioner;
+pub mod payload;
+pub mod producer;
+pub mod stats;
+
+pub use batch::Compression;
+pub use consumer::{Consumer, ConsumerConfig, StartAt};
+pub use error::{Error, Result};
+pub use histogram::{Histogram, HistogramSnapshot};
+pub use producer::{Keys, Producer, ProducerConfig, Size};
+pub use stats::IntervalStats;

@@ -1,0 +1,240 @@
+//! Bootstrap, ApiVersions negotiation and topic metadata (leaders per partition).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::{ApiVersionsRequest, MetadataRequest, MetadataResponse, TopicName};
+use kafka_protocol::protocol::{Message, Request, StrBytes};
+use uuid::Uuid;
+
+use crate::client::SimpleClient;
+use crate::error::{Error, Result};
+
+/// Error codes after which a client refreshes metadata and retries.
+pub fn is_retriable(code: i16) -> bool {
+    matches!(
+        code,
+        3   // UNKNOWN_TOPIC_OR_PARTITION
+        | 5 // LEADER_NOT_AVAILABLE
+        | 6 // NOT_LEADER_OR_FOLLOWER
+        | 7 // REQUEST_TIMED_OUT
+        | 13 // NETWORK_EXCEPTION
+        | 19 // NOT_ENOUGH_REPLICAS
+        | 20 // NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        | 74 // FENCED_LEADER_EPOCH
+        | 75 // UNKNOWN_LEADER_EPOCH
+    )
+}
+
+/// The version range of each API a broker supports.
+#[derive(Debug, Clone, Default)]
+pub struct ApiVersions(HashMap<i16, (i16, i16)>);
+
+impl ApiVersions {
+    /// The highest version both this client (the `kafka-protocol` crate) and the broker support.
+    pub fn pick<R: Request + Message>(&self) -> Result<i16> {
+        let (broker_min, broker_max) = *self.0.get(&R::KEY).ok_or_else(|| {
+            Error::Protocol(format!("broker does not support API key {}", R::KEY))
+        })?;
+        let version = broker_max.min(R::VERSIONS.max);
+        if version < broker_min.max(R::VERSIONS.min) {
+            return Err(Error::Protocol(format!(
+                "no common version for API key {}: broker {broker_min}-{broker_max}, client {}-{}",
+                R::KEY,
+                R::VERSIONS.min,
+                R::VERSIONS.max
+            )));
+        }
+        Ok(version)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct TopicMetadata {
+    pub name: String,
+    pub id: Uuid,
+    /// Leader node id per partition index; -1 while a partition has none.
+    pub leaders: Vec<i32>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ClusterMetadata {
+    /// host:port per node id.
+    pub brokers: HashMap<i32, String>,
+    /// In the order the topics were asked for.
+    pub topics: Vec<TopicMetadata>,
+}
+
+impl ClusterMetadata {
+    pub fn leader_addr(&self, node: i32) -> Option<&str> {
+        self.brokers.get(&node).map(String::as_str)
+    }
+}
+
+/// A connection to one bootstrap broker for metadata and setup calls.
+#[derive(Debug)]
+pub struct MetadataClient {
+    bootstrap: Vec<String>,
+    client: Option<SimpleClient>,
+    versions: ApiVersions,
+}
+
+impl MetadataClient {
+    /// Connects to the first reachable bootstrap broker and negotiates API versions.
+    pub async fn connect(bootstrap: &[String]) -> Result<MetadataClient> {
+        if bootstrap.is_empty() {
+            return Err(Error::Config("bootstrap is empty".into()));
+        }
+        let mut client = MetadataClient {
+            bootstrap: bootstrap.to_vec(),
+            client: None,
+            versions: ApiVersions::default(),
+        };
+        client.reconnect().await?;
+        Ok(client)
+    }
+
+    async fn reconnect(&mut self) -> Result<()> {
+        self.client = None;
+        let mut last = None;
+        for addr in &self.bootstrap {
+            match Self::handshake(addr).await {
+                Ok((client, versions)) => {
+                    self.client = Some(client);
+                    self.versions = versions;
+                    return Ok(());
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::NoBroker(self.bootstrap.clone())))
+    }
+
+    async fn handshake(addr: &str) -> Result<(SimpleClient, ApiVersions)> {
+        let mut client = SimpleClient::connect(addr).await?;
+        let request = ApiVersionsRequest::default()
+            .with_client_software_name(StrBytes::from_static_str("kbench-native"))
+            .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
+        let mut response = client.call(3, &request).await?;
+        if response.error_code == 35 {
+            // UNSUPPORTED_VERSION: an old broker answers in v0, which every broker speaks.
+            response = client.call(0, &ApiVersionsRequest::default()).await?;
+        }
+        if response.error_code != 0 {
+            return Err(Error::Kafka {
+                api: "ApiVersions",
+                code: response.error_code,
+            });
+        }
+        let versions = response
+            .api_keys
+            .iter()
+            .map(|k| (k.api_key, (k.min_version, k.max_version)))
+            .collect();
+        Ok((client, ApiVersions(versions)))
+    }
+
+    pub fn versions(&self) -> &ApiVersions {
+        &self.versions
+    }
+
+    /// One request to the bootstrap broker, reconnecting once if the connection died.
+    pub async fn call<R: Request + Message>(&mut self, request: &R) -> Result<R::Response> {
+        let version = self.versions.pick::<R>()?;
+        if let Some(client) = self.client.as_mut() {
+            match client.call(version, request).await {
+                Err(Error::Io { .. } | Error::Closed(_)) => {}
+                other => return other,
+            }
+        }
+        self.reconnect().await?;
+        let version = self.versions.pick::<R>()?;
+        let client = self
+            .client
+            .as_mut()
+            .ok_or_else(|| Error::NoBroker(self.bootstrap.clone()))?;
+        client.call(version, request).await
+    }
+
+    /// Brokers and partition leaders of `topics`, waiting up to `patience` for every partition of
+    /// every topic to have a leader (a topic just created may not have one yet).
+    pub async fn fetch(
+        &mut self,
+        topics: &[String],
+        patience: Duration,
+    ) -> Result<ClusterMetadata> {
+        let deadline = tokio::time::Instant::now() + patience;
+        loop {
+            let response = self.call(&metadata_request(topics)).await?;
+            match to_cluster(response, topics) {
+                Ok(cluster) => return Ok(cluster),
+                Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+    }
+}
+
+fn metadata_request(topics: &[String]) -> MetadataRequest {
+    let topics = topics
+        .iter()
+        .map(|t| {
+            MetadataRequestTopic::default()
+                .with_name(Some(TopicName(StrBytes::from_string(t.clone()))))
+        })
+        .collect();
+    MetadataRequest::default()
+        .with_topics(Some(topics))
+        .with_allow_auto_topic_creation(false)
+}
+
+fn to_cluster(response: MetadataResponse, topics: &[String]) -> Result<ClusterMetadata> {
+    let brokers = response
+        .brokers
+        .iter()
+        .map(|b| (b.node_id.0, format!("{}:{}", b.host.as_str(), b.port)))
+        .collect();
+    let mut cluster = ClusterMetadata {
+        brokers,
+        topics: Vec::with_capacity(topics.len()),
+    };
+    for name in topics {
+        let topic = response
+            .topics
+            .iter()
+            .find(|t| t.name.as_ref().is_some_and(|n| n.as_str() == name))
+            .ok_or_else(|| Error::Protocol(format!("topic {name} missing from metadata")))?;
+        if topic.error_code != 0 {
+            return Err(Error::Kafka {
+                api: "Metadata",
+                code: topic.error_code,
+            });
+        }
+        let mut leaders = vec![-1; topic.partitions.len()];
+        for p in &topic.partitions {
+            let slot = usize::try_from(p.partition_index)
+                .ok()
+                .and_then(|i| leaders.get_mut(i))
+                .ok_or_else(|| {
+                    Error::Protocol(format!(
+                        "{name}: partition {} out of range",
+                        p.partition_index
+                    ))
+                })?;
+            *slot = p.leader_id.0;
+        }
+        if leaders.is_empty() || leaders.iter().any(|&l| l < 0) {
+            return Err(Error::Kafka {
+                api: "Metadata",
+                code: 5, // LEADER_NOT_AVAILABLE
+            });
+        }
+        cluster.topics.push(TopicMetadata {
+            name: name.clone(),
+            id: topic.topic_id,
+            leaders,
+        });
+    }
+    Ok(cluster)
+}

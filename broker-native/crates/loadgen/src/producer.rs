@@ -1,0 +1,872 @@
+//! The producer: fills record batches (sticky or keyed partitioning), sends them as produce
+//! requests pipelined per broker connection, and measures each record's ack latency from its
+//! intended send time (fixed rate) or its append time (closed loop).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{
+    InitProducerIdRequest, ProduceRequest, ProduceResponse, ProducerId, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use tokio::sync::{mpsc, watch, Notify};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::batch::{BatchBuilder, Compression, ProducerFields};
+use crate::client::{decode_response, Connection, Response};
+use crate::error::{Error, Result};
+use crate::metadata::{is_retriable, ClusterMetadata, MetadataClient};
+use crate::partitioner::partition_for_key;
+use crate::payload::{now_micros, Rng, ValuePool};
+use crate::stats::{IntervalStats, SharedStats};
+
+/// Largest produce request we build (the brokers' default `max.request.size`).
+const MAX_REQUEST_BYTES: usize = 1 << 20;
+/// Unsent bytes a fixed-rate producer may hold before it falls behind schedule.
+const FIXED_RATE_BUFFER_BYTES: usize = 64 << 20;
+const REQUEST_TIMEOUT_MS: i32 = 30_000;
+const DRAIN_ON_STOP: Duration = Duration::from_secs(5);
+const RETRY_BACKOFF: Duration = Duration::from_millis(100);
+const DUPLICATE_SEQUENCE_NUMBER: i16 = 46;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Size {
+    Fixed(u32),
+    Uniform { min: u32, max: u32 },
+}
+
+impl Size {
+    pub fn max(self) -> u32 {
+        match self {
+            Size::Fixed(n) => n,
+            Size::Uniform { max, .. } => max,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Keys {
+    None,
+    /// 16 random hex characters per record.
+    Random,
+    /// `key-0` .. `key-{n-1}` in turn, as the kafkajs driver does.
+    RoundRobin(u32),
+}
+
+#[derive(Debug, Clone)]
+pub struct ProducerConfig {
+    pub bootstrap: Vec<String>,
+    pub topics: Vec<String>,
+    /// 0, 1 or -1 (all).
+    pub acks: i16,
+    pub message_size: Size,
+    pub keys: Keys,
+    pub compression: Compression,
+    pub batch_size: u32,
+    pub linger_ms: u32,
+    /// Produce requests awaiting a response, per broker connection.
+    pub max_in_flight: u32,
+    /// InitProducerId and sequence numbers; needs acks = -1.
+    pub idempotence: bool,
+    /// Records per second (open loop); None sends as fast as acks come back (closed loop).
+    pub rate: Option<f64>,
+    pub records: Option<u64>,
+    pub duration: Option<Duration>,
+}
+
+impl ProducerConfig {
+    fn validate(&self) -> Result<()> {
+        let bad = |m: &str| Err(Error::Config(m.to_string()));
+        if self.topics.is_empty() {
+            return bad("no topics");
+        }
+        if ![0, 1, -1].contains(&self.acks) {
+            return bad("acks must be 0, 1 or -1");
+        }
+        if self.idempotence && self.acks != -1 {
+            return bad("idempotence needs acks = -1 (all)");
+        }
+        if self.max_in_flight == 0 || self.batch_size == 0 {
+            return bad("maxInFlight and batchSize must be positive");
+        }
+        if let Size::Uniform { min, max } = self.message_size {
+            if min > max {
+                return bad("messageSize min is above max");
+            }
+        }
+        if matches!(self.keys, Keys::RoundRobin(0)) {
+            return bad("roundRobin needs at least one key");
+        }
+        if self.rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
+            return bad("rate must be a positive number");
+        }
+        Ok(())
+    }
+}
+
+/// State shared by the engine task and the handle.
+#[derive(Debug, Default)]
+struct Shared {
+    stats: SharedStats,
+    stopping: AtomicBool,
+    stop: Notify,
+}
+
+/// A running producer.
+#[derive(Debug)]
+pub struct Producer {
+    shared: Arc<Shared>,
+    done: watch::Receiver<bool>,
+    task: JoinHandle<()>,
+}
+
+impl Producer {
+    /// Bootstraps (metadata, producer id) and starts producing on the current tokio runtime.
+    pub async fn start(config: ProducerConfig) -> Result<Producer> {
+        config.validate()?;
+        let mut metadata = MetadataClient::connect(&config.bootstrap).await?;
+        let cluster = metadata
+            .fetch(&config.topics, Duration::from_secs(10))
+            .await?;
+        let produce_version = metadata.versions().pick::<ProduceRequest>()?;
+        let producer = if config.idempotence {
+            init_producer_id(&mut metadata).await?
+        } else {
+            ProducerFields::NONE
+        };
+        let shared = Arc::new(Shared::default());
+        let (done_tx, done) = watch::channel(false);
+        let engine = Engine::new(
+            config,
+            shared.clone(),
+            metadata,
+            cluster,
+            produce_version,
+            producer,
+        );
+        let task = tokio::spawn(async move {
+            engine.run().await;
+            let _ = done_tx.send(true);
+        });
+        Ok(Producer { shared, done, task })
+    }
+
+    pub fn take_interval(&self) -> IntervalStats {
+        self.shared.stats.take_interval()
+    }
+
+    pub fn last_error(&self) -> Option<String> {
+        self.shared.stats.last_error()
+    }
+
+    pub fn is_finished(&self) -> bool {
+        *self.done.borrow()
+    }
+
+    /// Resolves when the records or duration are done, or after `stop`.
+    pub async fn finished(&self) {
+        let mut done = self.done.clone();
+        let _ = done.wait_for(|d| *d).await;
+    }
+
+    /// Stops generating, waits briefly for requests in flight, and ends the run. Idempotent.
+    pub async fn stop(&self) {
+        self.shared.stopping.store(true, Ordering::Release);
+        self.shared.stop.notify_one();
+        self.finished().await;
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn init_producer_id(metadata: &mut MetadataClient) -> Result<ProducerFields> {
+    let request = InitProducerIdRequest::default()
+        .with_transaction_timeout_ms(-1)
+        .with_producer_id(ProducerId(-1))
+        .with_producer_epoch(-1);
+    let response = metadata.call(&request).await?;
+    if response.error_code != 0 {
+        return Err(Error::Kafka {
+            api: "InitProducerId",
+            code: response.error_code,
+        });
+    }
+    Ok(ProducerFields {
+        producer_id: response.producer_id.0,
+        producer_epoch: response.producer_epoch,
+        base_sequence: 0,
+    })
+}
+
+/// A closed batch waiting to be sent, in flight, or waiting for a retry.
+#[derive(Debug)]
+struct ClosedBatch {
+    partition: usize,
+    bytes: Bytes,
+    /// Send time of each record (intended or appended), µs since the epoch.
+    times: Vec<f64>,
+    value_bytes: u64,
+    /// Uncompressed size, as counted against the buffer limit.
+    buffered: usize,
+}
+
+#[derive(Debug)]
+struct PartitionState {
+    topic: usize,
+    index: i32,
+    leader: i32,
+    open: BatchBuilder,
+    open_times: Vec<f64>,
+    open_value_bytes: u64,
+    open_since: Option<Instant>,
+    ready: VecDeque<ClosedBatch>,
+    next_sequence: i32,
+}
+
+#[derive(Debug)]
+struct InFlight {
+    batches: Vec<ClosedBatch>,
+}
+
+struct Engine {
+    config: ProducerConfig,
+    shared: Arc<Shared>,
+    metadata: MetadataClient,
+    cluster: ClusterMetadata,
+    produce_version: i16,
+    producer: ProducerFields,
+    topic_names: Vec<TopicName>,
+    /// Index in `partitions` of partition 0 of each topic.
+    topic_base: Vec<usize>,
+    partitions: Vec<PartitionState>,
+    connections: HashMap<i32, Connection>,
+    connection_nodes: HashMap<u64, i32>,
+    next_connection_id: u64,
+    responses_tx: mpsc::UnboundedSender<Response>,
+    responses: mpsc::UnboundedReceiver<Response>,
+    in_flight: HashMap<(u64, i32), InFlight>,
+    buffer_limit: usize,
+    buffered: usize,
+    sticky: usize,
+    rng: Rng,
+    pool: ValuePool,
+    key: Vec<u8>,
+    key_counter: u64,
+    times_pool: Vec<Vec<f64>>,
+    generated: u64,
+    settled: u64,
+    refresh_needed: bool,
+    retry_at: Option<Instant>,
+}
+
+impl Engine {
+    fn new(
+        config: ProducerConfig,
+        shared: Arc<Shared>,
+        metadata: MetadataClient,
+        cluster: ClusterMetadata,
+        produce_version: i16,
+        producer: ProducerFields,
+    ) -> Engine {
+        let mut rng = Rng::seeded_from_clock();
+        let pool = ValuePool::new(config.message_size.max() as usize, &mut rng);
+        let mut partitions = vec![];
+        let mut topic_base = vec![];
+        for (t, topic) in cluster.topics.iter().enumerate() {
+            topic_base.push(partitions.len());
+            for (index, &leader) in topic.leaders.iter().enumerate() {
+                partitions.push(PartitionState {
+                    topic: t,
+                    index: index as i32,
+                    leader,
+                    open: BatchBuilder::new(config.compression, config.batch_size as usize),
+                    open_times: vec![],
+                    open_value_bytes: 0,
+                    open_since: None,
+                    ready: VecDeque::new(),
+                    next_sequence: 0,
+                });
+            }
+        }
+        let buffer_limit = match config.rate {
+            Some(_) => FIXED_RATE_BUFFER_BYTES,
+            // Closed loop: about one full batch per partition waiting, the rest in flight.
+            None => config.batch_size as usize * partitions.len().max(1),
+        };
+        let topic_names = cluster
+            .topics
+            .iter()
+            .map(|t| TopicName(StrBytes::from_string(t.name.clone())))
+            .collect();
+        let (responses_tx, responses) = mpsc::unbounded_channel();
+        Engine {
+            shared,
+            metadata,
+            cluster,
+            produce_version,
+            producer,
+            topic_names,
+            topic_base,
+            partitions,
+            connections: HashMap::new(),
+            connection_nodes: HashMap::new(),
+            next_connection_id: 1,
+            responses_tx,
+            responses,
+            in_flight: HashMap::new(),
+            buffer_limit,
+            buffered: 0,
+            sticky: 0,
+            rng,
+            pool,
+            key: Vec::with_capacity(32),
+            key_counter: 0,
+            times_pool: vec![],
+            generated: 0,
+            settled: 0,
+            refresh_needed: false,
+            retry_at: None,
+            config,
+        }
+    }
+
+    fn stats(&self) -> &SharedStats {
+        &self.shared.stats
+    }
+
+    async fn run(mut self) {
+        let start = Instant::now();
+        let start_micros = now_micros();
+        let generate_until = self.config.duration.map(|d| start + d);
+        let mut stop_deadline = None;
+        loop {
+            let now = Instant::now();
+            let stopping = self.shared.stopping.load(Ordering::Acquire);
+            if stopping && stop_deadline.is_none() {
+                stop_deadline = Some(now + DRAIN_ON_STOP);
+                self.drop_unsent();
+            }
+            let generating = !stopping
+                && generate_until.is_none_or(|end| now < end)
+                && self.config.records.is_none_or(|n| self.generated < n);
+            if generating {
+                self.generate(start, start_micros);
+            }
+            if self.refresh_needed && self.retry_at.is_none_or(|t| now >= t) {
+                self.refresh_metadata().await;
+            }
+            if !stopping {
+                self.send_ready(!generating).await;
+            }
+            let nothing_pending = self.in_flight.is_empty()
+                && (stopping || (self.buffered == 0 && self.settled >= self.generated));
+            if !generating && nothing_pending {
+                break;
+            }
+            if stop_deadline.is_some_and(|d| now >= d) {
+                break;
+            }
+            let wake = self.next_wakeup(generating, start, generate_until, stop_deadline);
+            tokio::select! {
+                biased;
+                response = self.responses.recv() => {
+                    if let Some(response) = response {
+                        self.on_response(response);
+                        while let Ok(more) = self.responses.try_recv() {
+                            self.on_response(more);
+                        }
+                    }
+                }
+                _ = self.shared.stop.notified() => {}
+                _ = sleep_until(wake) => {}
+            }
+        }
+        self.connections.clear();
+    }
+
+    /// When to look again if no response arrives first.
+    fn next_wakeup(
+        &self,
+        generating: bool,
+        start: Instant,
+        generate_until: Option<Instant>,
+        stop_deadline: Option<Instant>,
+    ) -> Option<Instant> {
+        let mut wake: Option<Instant> = None;
+        let mut at = |t: Instant| wake = Some(wake.map_or(t, |w| w.min(t)));
+        if generating {
+            if let Some(rate) = self.config.rate {
+                if self.buffered < self.buffer_limit {
+                    at(start + Duration::from_secs_f64(self.generated as f64 / rate));
+                }
+            } else if self.buffered < self.buffer_limit {
+                at(Instant::now());
+            }
+            if let Some(end) = generate_until {
+                at(end);
+            }
+        }
+        let linger = Duration::from_millis(u64::from(self.config.linger_ms));
+        for p in &self.partitions {
+            if let Some(since) = p.open_since {
+                at(since + linger);
+            }
+        }
+        if let Some(t) = self.retry_at.filter(|_| self.refresh_needed) {
+            at(t);
+        }
+        if let Some(t) = stop_deadline {
+            at(t);
+        }
+        wake
+    }
+
+    /// Appends the records that are due: by the schedule (fixed rate) or up to the buffer limit.
+    fn generate(&mut self, start: Instant, start_micros: f64) {
+        let limit = self.config.records.unwrap_or(u64::MAX);
+        match self.config.rate {
+            Some(rate) => {
+                let elapsed = start.elapsed().as_secs_f64();
+                let due = ((elapsed * rate).floor() as u64 + 1).min(limit);
+                while self.generated < due && self.buffered < self.buffer_limit {
+                    let intended = start_micros + self.generated as f64 * 1e6 / rate;
+                    self.append_record(intended);
+                }
+            }
+            None => {
+                while self.generated < limit && self.buffered < self.buffer_limit {
+                    self.append_record(now_micros());
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn append_record(&mut self, send_micros: f64) {
+        let value_len = match self.config.message_size {
+            Size::Fixed(n) => n,
+            Size::Uniform { min, max } => self.rng.between(min, max),
+        } as usize;
+        let keyed = self.fill_key();
+        let mut partition = if keyed {
+            let topic = (self.generated % self.topic_base.len() as u64) as usize;
+            let count = self.cluster.topics[topic].leaders.len();
+            self.topic_base[topic] + partition_for_key(&self.key, count)
+        } else {
+            self.sticky
+        };
+        let timestamp_ms = (send_micros / 1000.0) as i64;
+        let key_len = keyed.then_some(self.key.len());
+        let p = &self.partitions[partition];
+        if !p.open.is_empty()
+            && p.open.len() + p.open.record_size(timestamp_ms, key_len, value_len)
+                > self.config.batch_size as usize
+        {
+            self.close(partition);
+            if !keyed {
+                partition = self.sticky;
+            }
+        }
+        let key = keyed.then_some(&self.key[..]);
+        let value = self.pool.next(value_len);
+        let p = &mut self.partitions[partition];
+        let before = p.open.len();
+        p.open.append(timestamp_ms, key, value, send_micros);
+        self.buffered += p.open.len() - before;
+        p.open_times.push(send_micros);
+        p.open_value_bytes += value_len as u64;
+        if p.open_since.is_none() {
+            p.open_since = Some(Instant::now());
+        }
+        self.generated += 1;
+    }
+
+    /// Writes this record's key into `self.key`; false when records have no key.
+    #[inline]
+    fn fill_key(&mut self) -> bool {
+        use std::io::Write;
+        self.key.clear();
+        match self.config.keys {
+            Keys::None => return false,
+            Keys::Random => {
+                let _ = write!(self.key, "{:016x}", self.rng.next_u64());
+            }
+            Keys::RoundRobin(n) => {
+                let _ = write!(self.key, "key-{}", self.key_counter % u64::from(n));
+                self.key_counter += 1;
+            }
+        }
+        true
+    }
+
+    /// Closes the open batch of a partition into its ready queue; moves the sticky partition on.
+    fn close(&mut self, partition: usize) {
+        let idempotent = self.config.idempotence;
+        let p = &mut self.partitions[partition];
+        if p.open.is_empty() {
+            return;
+        }
+        let fields = if idempotent {
+            let fields = ProducerFields {
+                base_sequence: p.next_sequence,
+                ..self.producer
+            };
+            p.next_sequence = p.next_sequence.wrapping_add(p.open.records()) & i32::MAX;
+            fields
+        } else {
+            ProducerFields::NONE
+        };
+        let buffered = p.open.len();
+        match p.open.finish(fields) {
+            Ok(bytes) => {
+                let spare = self.times_pool.pop().unwrap_or_default();
+                let batch = ClosedBatch {
+                    partition,
+                    bytes,
+                    times: std::mem::replace(&mut p.open_times, spare),
+                    value_bytes: std::mem::take(&mut p.open_value_bytes),
+                    buffered,
+                };
+                p.ready.push_back(batch);
+            }
+            Err(e) => {
+                // Only compression can fail here; the records are lost and counted as settled.
+                self.settled += p.open_times.len() as u64;
+                self.buffered -= buffered;
+                p.open_times.clear();
+                p.open_value_bytes = 0;
+                self.shared.stats.error(e.to_string());
+            }
+        }
+        p.open_since = None;
+        if partition == self.sticky {
+            self.sticky = (self.sticky + 1) % self.partitions.len();
+        }
+    }
+
+    /// Unsent records are dropped on stop: they were never sent, so they have no latency.
+    fn drop_unsent(&mut self) {
+        for p in &mut self.partitions {
+            p.ready.clear();
+            p.open_times.clear();
+            p.open_value_bytes = 0;
+            p.open_since = None;
+            let _ = p.open.finish(ProducerFields::NONE);
+        }
+        self.buffered = 0;
+    }
+
+    /// Sends produce requests to every leader with a free in-flight slot and batches to send.
+    /// `flush` sends open batches regardless of linger (nothing more is coming).
+    async fn send_ready(&mut self, flush: bool) {
+        let mut leaders: Vec<i32> = self.partitions.iter().map(|p| p.leader).collect();
+        leaders.sort_unstable();
+        leaders.dedup();
+        let linger = Duration::from_millis(u64::from(self.config.linger_ms));
+        for node in leaders {
+            loop {
+                let (acks, max_in_flight) = (self.config.acks, self.config.max_in_flight as usize);
+                let free = match self.connection(node).await {
+                    Some(c) => acks == 0 || c.in_flight() < max_in_flight,
+                    None => false,
+                };
+                if !free {
+                    break;
+                }
+                let now = Instant::now();
+                let batches = self.take_batches(node, now, linger, flush);
+                if batches.is_empty() {
+                    break;
+                }
+                if !self.send_request(node, batches).await {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// One batch per partition led by `node`, up to the request size limit.
+    fn take_batches(
+        &mut self,
+        node: i32,
+        now: Instant,
+        linger: Duration,
+        flush: bool,
+    ) -> Vec<ClosedBatch> {
+        let mut batches = vec![];
+        let mut bytes = 0;
+        for i in 0..self.partitions.len() {
+            let p = &self.partitions[i];
+            if p.leader != node {
+                continue;
+            }
+            if p.ready.is_empty() {
+                let expired = p.open_since.is_some_and(|s| flush || now >= s + linger);
+                if !expired {
+                    continue;
+                }
+                self.close(i);
+            }
+            let p = &mut self.partitions[i];
+            let Some(next) = p.ready.front() else {
+                continue;
+            };
+            if !batches.is_empty() && bytes + next.bytes.len() > MAX_REQUEST_BYTES {
+                break;
+            }
+            let batch = p.ready.pop_front().expect("front exists");
+            bytes += batch.bytes.len();
+            self.buffered -= batch.buffered;
+            batches.push(batch);
+        }
+        batches
+    }
+
+    /// The connection to `node`, connecting if needed; None (error counted) if unreachable.
+    async fn connection(&mut self, node: i32) -> Option<&mut Connection> {
+        if !self.connections.contains_key(&node) {
+            if self.retry_at.is_some_and(|t| Instant::now() < t) {
+                return None;
+            }
+            let addr = self.cluster.leader_addr(node)?.to_string();
+            let id = self.next_connection_id;
+            self.next_connection_id += 1;
+            match Connection::connect(&addr, id, self.responses_tx.clone()).await {
+                Ok(c) => {
+                    self.connections.insert(node, c);
+                    self.connection_nodes.insert(id, node);
+                }
+                Err(e) => {
+                    self.stats().error(e.to_string());
+                    self.refresh_needed = true;
+                    self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
+                    return None;
+                }
+            }
+        }
+        self.connections.get_mut(&node)
+    }
+
+    /// Sends one produce request; false (batches requeued) if the connection failed.
+    async fn send_request(&mut self, node: i32, batches: Vec<ClosedBatch>) -> bool {
+        let request = self.produce_request(&batches);
+        let acks = self.config.acks;
+        let version = self.produce_version;
+        let Some(connection) = self.connections.get_mut(&node) else {
+            self.requeue(batches);
+            return false;
+        };
+        match connection.send(version, &request, acks != 0).await {
+            Ok((correlation_id, wire)) => {
+                let id = connection.id();
+                self.stats().add_wire_bytes(wire as u64);
+                if acks == 0 {
+                    self.acked(batches, now_micros());
+                } else {
+                    self.in_flight
+                        .insert((id, correlation_id), InFlight { batches });
+                }
+                true
+            }
+            Err(e) => {
+                self.stats().error(e.to_string());
+                self.requeue(batches);
+                self.connection_lost(node);
+                false
+            }
+        }
+    }
+
+    fn produce_request(&self, batches: &[ClosedBatch]) -> ProduceRequest {
+        let mut topics: Vec<TopicProduceData> = vec![];
+        for batch in batches {
+            let p = &self.partitions[batch.partition];
+            let data = PartitionProduceData::default()
+                .with_index(p.index)
+                .with_records(Some(batch.bytes.clone()));
+            match topics
+                .iter_mut()
+                .find(|t| t.name == self.topic_names[p.topic])
+            {
+                Some(t) => t.partition_data.push(data),
+                None => topics.push(
+                    TopicProduceData::default()
+                        .with_name(self.topic_names[p.topic].clone())
+                        .with_topic_id(self.cluster.topics[p.topic].id)
+                        .with_partition_data(vec![data]),
+                ),
+            }
+        }
+        ProduceRequest::default()
+            .with_acks(self.config.acks)
+            .with_timeout_ms(REQUEST_TIMEOUT_MS)
+            .with_topic_data(topics)
+    }
+
+    fn connection_lost(&mut self, node: i32) {
+        if let Some(c) = self.connections.remove(&node) {
+            self.connection_nodes.remove(&c.id());
+            let lost: Vec<_> = self
+                .in_flight
+                .keys()
+                .filter(|(id, _)| *id == c.id())
+                .copied()
+                .collect();
+            for key in lost {
+                if let Some(f) = self.in_flight.remove(&key) {
+                    self.requeue(f.batches);
+                }
+            }
+        }
+        self.refresh_needed = true;
+    }
+
+    /// Puts batches back at the front of their partitions' queues, in their original order.
+    fn requeue(&mut self, batches: Vec<ClosedBatch>) {
+        for batch in batches.into_iter().rev() {
+            self.buffered += batch.buffered;
+            self.partitions[batch.partition].ready.push_front(batch);
+        }
+    }
+
+    fn on_response(&mut self, response: Response) {
+        let Some(&node) = self.connection_nodes.get(&response.connection) else {
+            return; // from a connection already given up
+        };
+        let frame = match response.frame {
+            Ok(frame) => frame,
+            Err(e) => {
+                self.stats().error(e.to_string());
+                self.connection_lost(node);
+                return;
+            }
+        };
+        if let Some(c) = self.connections.get_mut(&node) {
+            c.completed();
+        }
+        let Some(in_flight) = self
+            .in_flight
+            .remove(&(response.connection, response.correlation_id))
+        else {
+            return;
+        };
+        let ack_micros = now_micros();
+        let response = match decode_response::<ProduceRequest>(frame, self.produce_version) {
+            Ok(r) => r,
+            Err(e) => {
+                self.stats().error(e.to_string());
+                self.requeue(in_flight.batches);
+                self.connection_lost(node);
+                return;
+            }
+        };
+        let codes = self.partition_codes(&response);
+        let mut acked = Vec::with_capacity(in_flight.batches.len());
+        let mut retry = vec![];
+        for batch in in_flight.batches {
+            let code = codes
+                .iter()
+                .find(|(p, _)| *p == batch.partition)
+                .map_or(13, |(_, c)| *c); // a partition missing from the response: retry
+            if code == 0 || code == DUPLICATE_SEQUENCE_NUMBER {
+                acked.push(batch);
+            } else if is_retriable(code) {
+                self.stats()
+                    .error(format!("produce: Kafka error code {code}, retrying"));
+                self.refresh_needed = true;
+                retry.push(batch);
+            } else {
+                self.stats()
+                    .error(format!("produce: Kafka error code {code}"));
+                self.settled += batch.times.len() as u64;
+                self.recycle(batch);
+            }
+        }
+        self.requeue(retry);
+        self.acked(acked, ack_micros);
+    }
+
+    /// (partition slot, error code) for each partition of a produce response.
+    fn partition_codes(&self, response: &ProduceResponse) -> Vec<(usize, i16)> {
+        let mut codes = vec![];
+        for topic in &response.responses {
+            let t = self.cluster.topics.iter().position(|m| {
+                m.name == topic.name.as_str() || (!m.id.is_nil() && m.id == topic.topic_id)
+            });
+            let Some(t) = t else { continue };
+            for p in &topic.partition_responses {
+                if let Ok(i) = usize::try_from(p.index) {
+                    if i < self.cluster.topics[t].leaders.len() {
+                        codes.push((self.topic_base[t] + i, p.error_code));
+                    }
+                }
+            }
+        }
+        codes
+    }
+
+    fn acked(&mut self, batches: Vec<ClosedBatch>, ack_micros: f64) {
+        if batches.is_empty() {
+            return;
+        }
+        let (mut records, mut value_bytes) = (0, 0);
+        self.shared.stats.with_latency(|h| {
+            for batch in &batches {
+                for &t in &batch.times {
+                    h.record(ack_micros - t);
+                }
+                records += batch.times.len() as u64;
+                value_bytes += batch.value_bytes;
+            }
+        });
+        self.stats().add_records(records, value_bytes);
+        self.settled += records;
+        for batch in batches {
+            self.recycle(batch);
+        }
+    }
+
+    fn recycle(&mut self, mut batch: ClosedBatch) {
+        batch.times.clear();
+        if self.times_pool.len() < 1024 {
+            self.times_pool.push(batch.times);
+        }
+    }
+
+    async fn refresh_metadata(&mut self) {
+        let topics = self.config.topics.clone();
+        match self.metadata.fetch(&topics, Duration::ZERO).await {
+            Ok(cluster) => {
+                for p in &mut self.partitions {
+                    if let Some(&leader) = cluster.topics[p.topic].leaders.get(p.index as usize) {
+                        p.leader = leader;
+                    }
+                }
+                // Connections to nodes that lead nothing now are closed when dropped.
+                self.cluster.brokers = cluster.brokers;
+                self.refresh_needed = false;
+                self.retry_at = None;
+            }
+            Err(e) => {
+                self.stats().error(format!("metadata refresh: {e}"));
+                self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
+            }
+        }
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

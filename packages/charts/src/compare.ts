@@ -1,0 +1,128 @@
+// Charts that put finished runs side by side: the percentile ladder and the headline figures.
+import type { LatencySummary, RunSummary, Sample } from '@kbench/schema';
+import type { BarSeriesOption, EChartsOption, LineSeriesOption } from 'echarts';
+import { backlogChart, latencyChart, throughputChart } from './charts.js';
+import { type ChartSpec, PALETTE } from './common.js';
+
+export interface RunResult {
+  label: string;
+  summary: RunSummary | null;
+  samples: Sample[];
+}
+
+const LADDER: { key: keyof LatencySummary; name: string }[] = [
+  { key: 'p50', name: 'p50' },
+  { key: 'p75', name: 'p75' },
+  { key: 'p95', name: 'p95' },
+  { key: 'p99', name: 'p99' },
+  { key: 'p999', name: 'p99.9' },
+  { key: 'p9999', name: 'p99.99' },
+  { key: 'max', name: 'max' },
+];
+
+function base(title: string): EChartsOption {
+  return {
+    animation: false,
+    color: [...PALETTE],
+    title: { text: title, left: 'center', textStyle: { fontSize: 14 } },
+    tooltip: { trigger: 'axis' },
+    grid: { left: 72, right: 32, top: 72, bottom: 56 },
+  };
+}
+
+/** Latency percentiles p50 .. p99.99 and max, one line per run, on a log scale. */
+export function percentileLadderChart(
+  runs: RunResult[],
+  which: 'publish' | 'endToEnd' = 'publish',
+): ChartSpec {
+  const title = which === 'publish' ? 'Publish latency percentiles' : 'End-to-end latency percentiles';
+  const series: LineSeriesOption[] = runs.map((run, i) => {
+    const latency = which === 'publish' ? run.summary?.publishLatencyMs : run.summary?.endToEndLatencyMs;
+    const color = PALETTE[i % PALETTE.length];
+    return {
+      type: 'line',
+      name: run.label,
+      color,
+      lineStyle: { color, width: 2 },
+      data: LADDER.map(({ key }) => {
+        const v = latency?.[key];
+        return typeof v === 'number' && v > 0 ? v : null;
+      }),
+    };
+  });
+  return {
+    id: which === 'publish' ? 'publish-percentiles' : 'e2e-percentiles',
+    title,
+    option: {
+      ...base(title),
+      legend: { top: 28, data: runs.map((r) => r.label) },
+      xAxis: {
+        type: 'category',
+        name: 'percentile',
+        nameLocation: 'middle',
+        nameGap: 30,
+        data: LADDER.map((l) => l.name),
+      },
+      yAxis: { type: 'log', logBase: 10, name: 'ms', nameLocation: 'end' },
+      series,
+    },
+  };
+}
+
+/** One bar per run for a headline figure. */
+function barsChart(
+  id: string,
+  title: string,
+  unit: string,
+  runs: RunResult[],
+  value: (s: RunSummary) => number | null,
+) {
+  const series: BarSeriesOption[] = [
+    {
+      type: 'bar',
+      name: title,
+      data: runs.map((run, i) => ({
+        value: run.summary ? (value(run.summary) ?? 0) : 0,
+        itemStyle: { color: PALETTE[i % PALETTE.length] },
+      })),
+      label: { show: true, position: 'top' },
+    },
+  ];
+  return {
+    id,
+    title,
+    option: {
+      ...base(title),
+      tooltip: { trigger: 'item' },
+      xAxis: { type: 'category', data: runs.map((r) => r.label), axisLabel: { interval: 0 } },
+      yAxis: { type: 'value', name: unit, nameLocation: 'end', min: 0 },
+      series,
+    },
+  } satisfies ChartSpec;
+}
+
+export function recordsPerSecChart(runs: RunResult[]): ChartSpec {
+  return barsChart('records-per-sec', 'Produced records/s (measured)', 'rec/s', runs, (s) =>
+    Math.round(s.produced.recordsPerSec),
+  );
+}
+
+export function publishP99Chart(runs: RunResult[]): ChartSpec {
+  return barsChart('publish-p99', 'Publish latency p99', 'ms', runs, (s) => s.publishLatencyMs?.p99 ?? null);
+}
+
+/** The set a comparison shows, in order. */
+export function compareCharts(runs: RunResult[]): ChartSpec[] {
+  const series = runs.map((r) => ({ label: r.label, samples: r.samples }));
+  const charts = [
+    recordsPerSecChart(runs),
+    publishP99Chart(runs),
+    percentileLadderChart(runs, 'publish'),
+    throughputChart(series),
+    latencyChart(series),
+  ];
+  if (runs.some((r) => r.summary?.endToEndLatencyMs))
+    charts.splice(3, 0, percentileLadderChart(runs, 'endToEnd'));
+  if (runs.some((r) => r.samples.some((s) => s.backlog > 0))) charts.push(backlogChart(series));
+  return charts;
+}
