@@ -3,17 +3,9 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type ChartSpec, renderSvg } from '@kbench/charts';
-import { Resvg } from '@resvg/resvg-js';
+import { svgToPng } from '@kbench/charts/png';
 
 const SIZE = { width: 960, height: 420 };
-
-export function svgToPng(svg: string, width = SIZE.width * 2): Buffer {
-  const png = new Resvg(svg, {
-    fitTo: { mode: 'width', value: width },
-    font: { loadSystemFonts: true, defaultFontFamily: 'sans-serif' },
-  });
-  return png.render().asPng();
-}
 
 /** Writes each chart as `<prefix>-<chart id>.<format>` into `dir`; returns the paths. */
 export async function writeCharts(

@@ -5,6 +5,7 @@ import { HttpError } from './http-error.js';
 import { historyPlugin } from './plugins/history.js';
 import { runManagerPlugin } from './plugins/run-manager.js';
 import { scenarioLibraryPlugin } from './plugins/scenario-library.js';
+import { chartRoutes } from './routes/charts.js';
 import { healthRoutes } from './routes/health.js';
 import { runEventRoutes } from './routes/run-events.js';
 import { runRoutes } from './routes/runs.js';
@@ -61,6 +62,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(scenarioRoutes);
   await app.register(runRoutes);
   await app.register(runEventRoutes);
+  await app.register(chartRoutes);
   await app.register(webApp, opts.webDist ? { webDist: opts.webDist } : {});
   return app;
 }

@@ -303,3 +303,38 @@ describe('stored runs', () => {
     expect(res.statusCode).toBe(400);
   });
 });
+
+describe('chart images', () => {
+  it('draws one run’s charts as SVG and PNG, named for download', async () => {
+    const run = await storeFinishedRun(ws.history, 'cc11dd22ee33', 'charted run');
+    const svg = await call({ method: 'GET', url: `/api/charts/throughput.svg?ids=${run.id}` });
+    expect(svg.statusCode).toBe(200);
+    expect(svg.headers['content-type']).toBe('image/svg+xml; charset=utf-8');
+    expect(svg.headers['content-disposition']).toBe(`attachment; filename="kbench-${run.id}-throughput.svg"`);
+    expect(svg.body.startsWith('<svg')).toBe(true);
+    const png = await call({ method: 'GET', url: `/api/charts/latency.png?ids=${run.id}` });
+    expect(png.statusCode).toBe(200);
+    expect(png.rawPayload.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+  });
+
+  it('draws comparison charts for several runs', async () => {
+    const a = await storeFinishedRun(ws.history, 'dd11ee22ff33', 'first');
+    const b = await storeFinishedRun(ws.history, 'ee11ff22aa33', 'second');
+    const res = await call({ method: 'GET', url: `/api/charts/publish-percentiles.svg?ids=${a.id},${b.id}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('first');
+    expect(res.body).toContain('second');
+  });
+
+  it('answers 404 for an unknown chart, naming the ones there are', async () => {
+    const run = await storeFinishedRun(ws.history, 'ff11aa22bb33', 'one');
+    const res = await call({ method: 'GET', url: `/api/charts/nope.svg?ids=${run.id}` });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error).toContain('throughput');
+  });
+
+  it('answers 400 for a bad file name or id list', async () => {
+    expect((await call({ method: 'GET', url: '/api/charts/throughput.gif?ids=aa' })).statusCode).toBe(400);
+    expect((await call({ method: 'GET', url: '/api/charts/throughput.svg?ids=a;b' })).statusCode).toBe(400);
+  });
+});

@@ -1,3 +1,4 @@
+import { ComparePage } from './pages/ComparePage';
 import { HistoryPage } from './pages/HistoryPage';
 import { LiveRunPage } from './pages/LiveRunPage';
 import { RunPage } from './pages/RunPage';
@@ -12,6 +13,8 @@ function Page({ route }: { route: Route }) {
       return <HistoryPage />;
     case 'run':
       return <RunPage key={route.id} id={route.id} />;
+    case 'compare':
+      return <ComparePage key={route.ids.join(',')} ids={route.ids} />;
     case 'live':
       return <LiveRunPage key={route.id} id={route.id} />;
     default:

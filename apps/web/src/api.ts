@@ -39,7 +39,7 @@ export interface ScenarioFile {
 
 /** Mirrors the engine's Progress events. */
 export interface Progress {
-  phase: 'starting' | 'setup' | 'warmup' | 'measuring' | 'stopping' | 'done';
+  phase: 'starting' | 'setup' | 'preload' | 'search' | 'warmup' | 'measuring' | 'stopping' | 'done';
   elapsedMs: number;
   totalMs: number | null;
   producedRecords: number;
@@ -96,4 +96,7 @@ export const api = {
   deleteRun: (id: string) => request<{ deleted: string }>('DELETE', `/api/runs/${enc(id)}`),
   eventsUrl: (id: string) => `/api/runs/${enc(id)}/events`,
   csvUrl: (id: string) => `/api/runs/${enc(id)}/samples.csv`,
+  /** A chart of one run (one id) or a comparison (several), drawn by the server as the page draws it. */
+  chartUrl: (chartId: string, format: 'svg' | 'png', ids: string[]) =>
+    `/api/charts/${enc(chartId)}.${format}?ids=${ids.map(enc).join(',')}`,
 };

@@ -1,4 +1,4 @@
-// A hash router: #/ scenarios, #/history, #/runs/<id>, #/runs/<id>/live.
+// A hash router: #/ scenarios, #/history, #/runs/<id>, #/runs/<id>/live, #/compare/<id>,<id>.
 import { useEffect, useState } from 'react';
 
 export type Route =
@@ -6,6 +6,7 @@ export type Route =
   | { page: 'history' }
   | { page: 'run'; id: string }
   | { page: 'live'; id: string }
+  | { page: 'compare'; ids: string[] }
   | { page: 'not-found'; path: string };
 
 export function parseRoute(hash: string): Route {
@@ -14,6 +15,8 @@ export function parseRoute(hash: string): Route {
   if (path === '/history') return { page: 'history' };
   const live = /^\/runs\/([A-Za-z0-9_-]+)\/live$/.exec(path);
   if (live?.[1]) return { page: 'live', id: live[1] };
+  const compare = /^\/compare\/([A-Za-z0-9_,-]+)$/.exec(path);
+  if (compare?.[1]) return { page: 'compare', ids: compare[1].split(',').filter(Boolean) };
   const run = /^\/runs\/([A-Za-z0-9_-]+)$/.exec(path);
   if (run?.[1]) return { page: 'run', id: run[1] };
   return { page: 'not-found', path };
@@ -24,6 +27,7 @@ export const href = {
   history: '#/history',
   run: (id: string) => `#/runs/${id}`,
   live: (id: string) => `#/runs/${id}/live`,
+  compare: (ids: string[]) => `#/compare/${ids.join(',')}`,
 };
 
 export function navigate(to: string): void {

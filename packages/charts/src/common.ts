@@ -81,7 +81,12 @@ export function timeChart(chart: TimeChart, runs: RunSeries[], metrics: Metric[]
     title: chart.title,
     option: {
       ...baseOption(chart.title, chart),
-      legend: { top: 28, data: series.map((s) => String(s.name)) },
+      // Many lines (a comparison) would wrap the legend over the plot: keep it to one scrolling row.
+      legend: {
+        top: 28,
+        type: series.length > 4 ? 'scroll' : 'plain',
+        data: series.map((s) => String(s.name)),
+      },
       series,
     },
   };

@@ -111,6 +111,11 @@ export function publishP99Chart(runs: RunResult[]): ChartSpec {
   return barsChart('publish-p99', 'Publish latency p99', 'ms', runs, (s) => s.publishLatencyMs?.p99 ?? null);
 }
 
+/** A short, distinct legend label for a run: its id prefix and scenario name. */
+export function runLabel(run: { id: string; scenario: { name: string } }): string {
+  return `${run.id.slice(0, 6)} ${run.scenario.name}`.slice(0, 40);
+}
+
 /** The set a comparison shows, in order. */
 export function compareCharts(runs: RunResult[]): ChartSpec[] {
   const series = runs.map((r) => ({ label: r.label, samples: r.samples }));

@@ -6,5 +6,6 @@ export {
   publishP99Chart,
   type RunResult,
   recordsPerSecChart,
+  runLabel,
 } from './compare.js';
 export { DEFAULT_SVG_SIZE, renderSvg } from './svg.js';

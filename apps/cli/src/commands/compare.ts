@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { compareCharts } from '@kbench/charts';
+import { compareCharts, runLabel } from '@kbench/charts';
 import type { History } from '@kbench/history';
 import { type RunRecord, scenarioDifferences } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
@@ -18,11 +18,6 @@ export async function loadRuns(history: History, ids: string[], command: string)
     runs.push(run);
   }
   return runs;
-}
-
-/** Short, distinct labels for runs in legends: the id prefix and the scenario name. */
-export function runLabels(runs: RunRecord[]): string[] {
-  return runs.map((r) => `${r.id.slice(0, 6)} ${r.scenario.name}`.slice(0, 40));
 }
 
 function headlineRows(runs: RunRecord[]): string[][] {
@@ -56,7 +51,7 @@ export async function compareCommand(argv: string[]): Promise<number> {
   }
   const history = await openHistory();
   const runs = await loadRuns(history, positionals, 'compare');
-  const labels = runLabels(runs);
+  const labels = runs.map(runLabel);
   const differences = scenarioDifferences(runs.map((r) => r.scenario));
   for (const [format, dir] of [
     ['svg', values.svg],

@@ -1,13 +1,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { compareCharts, runCharts } from '@kbench/charts';
+import { compareCharts, runCharts, runLabel } from '@kbench/charts';
 import { runsToCsv, samplesToCsv } from '@kbench/history';
 import type { RunListItem, RunRecord } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { writeCharts } from '../images.js';
 import { openHistory } from '../open-history.js';
 import { UsageError } from '../usage.js';
-import { loadRuns, runLabels } from './compare.js';
+import { loadRuns } from './compare.js';
 
 function listItem(run: RunRecord): RunListItem {
   const { scenario, environment, ...rest } = run;
@@ -64,7 +64,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
         )),
       );
     } else {
-      const labels = runLabels(runs);
+      const labels = runs.map(runLabel);
       const charts = compareCharts(
         runs.map((r, i) => ({ label: labels[i] ?? r.id, summary: r.summary, samples: samples[i] ?? [] })),
       );

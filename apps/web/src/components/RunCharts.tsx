@@ -1,11 +1,32 @@
 // Every chart of one run, as @kbench/charts draws them.
-import { runCharts } from '@kbench/charts';
+import { type ChartSpec, runCharts } from '@kbench/charts';
 import type { Sample } from '@kbench/schema';
 import { useMemo } from 'react';
+import { api } from '../api';
 import { EChart, type EChartsOption } from './EChart';
 
-export function RunCharts({ samples, label }: { samples: Sample[]; label?: string }) {
+/** Every chart of one run; with `downloadId` (a stored run), each offers its SVG and PNG. */
+export function RunCharts({
+  samples,
+  label,
+  downloadId,
+}: {
+  samples: Sample[];
+  label?: string;
+  downloadId?: string;
+}) {
   const specs = useMemo(() => runCharts(samples, label), [samples, label]);
+  return <ChartGrid specs={specs} downloadIds={downloadId ? [downloadId] : undefined} />;
+}
+
+/** Charts in a grid, each with download links when the runs are stored. */
+export function ChartGrid({
+  specs,
+  downloadIds,
+}: {
+  specs: ChartSpec[];
+  downloadIds?: string[] | undefined;
+}) {
   return (
     <div className="chart-grid" data-testid="charts">
       {specs.map((spec) => (
@@ -17,6 +38,20 @@ export function RunCharts({ samples, label }: { samples: Sample[]; label?: strin
           data-testid={`chart-${spec.id}`}
         >
           <EChart option={spec.option as EChartsOption} height={320} />
+          {downloadIds && (
+            <div className="chart-downloads">
+              {(['svg', 'png'] as const).map((format) => (
+                <a
+                  key={format}
+                  href={api.chartUrl(spec.id, format, downloadIds)}
+                  download
+                  data-testid={`download-${spec.id}-${format}`}
+                >
+                  {format.toUpperCase()}
+                </a>
+              ))}
+            </div>
+          )}
         </section>
       ))}
     </div>

@@ -23,6 +23,8 @@ export function Stat({ label, value, testId }: { label: string; value: string; t
 const PHASE_LABEL: Record<Progress['phase'], string> = {
   starting: 'Starting',
   setup: 'Setting up topics',
+  preload: 'Preloading the backlog',
+  search: 'Searching for the maximum rate',
   warmup: 'Warming up',
   measuring: 'Measuring',
   stopping: 'Stopping',

@@ -11,6 +11,9 @@ export function HistoryPage() {
   const [error, setError] = useState<Error | null>(null);
   const [search, setSearch] = useState('');
   const [status, setStatus] = useState<RunStatus | ''>('');
+  const [selected, setSelected] = useState<string[]>([]);
+  const toggle = (id: string) =>
+    setSelected((now) => (now.includes(id) ? now.filter((x) => x !== id) : [...now, id].slice(-8)));
 
   const anyRunning = runs?.some((r) => r.status === 'running') ?? false;
   useEffect(() => {
@@ -32,6 +35,16 @@ export function HistoryPage() {
       <div className="page-head">
         <h1>History</h1>
         <div className="filters">
+          <button
+            type="button"
+            className="btn primary"
+            disabled={selected.length < 2}
+            title="Tick 2 to 8 runs to put them side by side"
+            onClick={() => navigate(href.compare(selected))}
+            data-testid="compare-button"
+          >
+            Compare {selected.length > 0 ? `(${selected.length})` : ''}
+          </button>
           <input
             className="search"
             type="search"
@@ -70,6 +83,7 @@ export function HistoryPage() {
         <table className="table runs" data-testid="history-table">
           <thead>
             <tr>
+              <th className="select" aria-label="Select for comparison" />
               <th>Name</th>
               <th>Target</th>
               <th>Driver</th>
@@ -91,6 +105,15 @@ export function HistoryPage() {
                   data-run-id={run.id}
                   onClick={() => navigate(to)}
                 >
+                  <td className="select" onClick={(e) => e.stopPropagation()}>
+                    <input
+                      type="checkbox"
+                      aria-label={`Select ${run.name} for comparison`}
+                      checked={selected.includes(run.id)}
+                      onChange={() => toggle(run.id)}
+                      data-testid="history-select"
+                    />
+                  </td>
                   <td>
                     <a href={to} onClick={(e) => e.stopPropagation()}>
                       {run.name}

@@ -107,7 +107,9 @@ export function RunPage({ id }: { id: string }) {
       ) : (
         <p className="muted">No summary: the run did not reach its measured phase.</p>
       )}
-      {samples && samples.length > 0 && <RunCharts samples={samples} label={record.scenario.name} />}
+      {samples && samples.length > 0 && (
+        <RunCharts samples={samples} label={record.scenario.name} downloadId={record.id} />
+      )}
       {samples && samples.length === 0 && <p className="muted">No samples were stored for this run.</p>}
       <div className="two-col">
         <Panel title="Scenario (resolved)" testId="scenario-yaml">

@@ -190,6 +190,7 @@ impl Drop for Producer {
 
 async fn init_producer_id(metadata: &mut MetadataClient) -> Result<ProducerFields> {
     let request = InitProducerIdRequest::default()
+        .with_transactional_id(None)
         .with_transaction_timeout_ms(-1)
         .with_producer_id(ProducerId(-1))
         .with_producer_epoch(-1);
@@ -525,7 +526,8 @@ impl Engine {
         } else {
             ProducerFields::NONE
         };
-        let buffered = p.open.len();
+        // Only record bytes count against the buffer limit, not the batch header.
+        let buffered = p.open.len() - crate::batch::HEADER_BYTES;
         match p.open.finish(fields) {
             Ok(bytes) => {
                 let spare = self.times_pool.pop().unwrap_or_default();

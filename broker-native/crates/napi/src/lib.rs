@@ -1,5 +1,7 @@
-//! Thin napi-rs binding over `kbench-broker-core`: convert at the edge,
+//! Thin napi-rs binding over `kbench-broker-core` and `kbench-loadgen`: convert at the edge,
 //! call the core, no broker logic here.
+
+mod loadgen;
 
 use kbench_broker_core::{BrokerConfig, StatsSnapshot};
 use napi::bindgen_prelude::*;

@@ -1,0 +1,65 @@
+// Chart images, drawn on the server by the same @kbench/charts functions, with the same arguments,
+// as the web page that shows them: one run's charts, or a comparison of 2 to 8 runs.
+import { type ChartSpec, compareCharts, renderSvg, runCharts, runLabel } from '@kbench/charts';
+import { renderPng } from '@kbench/charts/png';
+import type { FastifyInstance } from 'fastify';
+import { HttpError } from '../http-error.js';
+import { errorResponses } from '../schemas.js';
+
+type ChartQuery = { Params: { name: string }; Querystring: { ids: string } };
+
+const NAME = /^([a-z0-9-]+)\.(svg|png)$/;
+const IDS = /^[A-Za-z0-9_-]+(,[A-Za-z0-9_-]+){0,7}$/;
+
+export async function chartRoutes(app: FastifyInstance): Promise<void> {
+  async function chartsFor(ids: string[]): Promise<{ charts: ChartSpec[]; prefix: string }> {
+    const runs = [];
+    for (const id of ids) {
+      const run = await app.history.getRun(id);
+      if (!run) throw new HttpError(404, `no run ${id}`);
+      runs.push(run);
+    }
+    const samples = await Promise.all(runs.map((r) => app.history.getSamples(r.id)));
+    const only = runs[0];
+    if (runs.length === 1 && only) {
+      return { charts: runCharts(samples[0] ?? [], only.scenario.name), prefix: `kbench-${only.id}` };
+    }
+    const results = runs.map((r, i) => ({
+      label: runLabel(r),
+      summary: r.summary,
+      samples: samples[i] ?? [],
+    }));
+    return { charts: compareCharts(results), prefix: 'kbench-compare' };
+  }
+
+  app.get<ChartQuery>(
+    '/api/charts/:name',
+    {
+      schema: {
+        params: {
+          type: 'object',
+          required: ['name'],
+          properties: { name: { type: 'string', pattern: NAME.source } },
+        },
+        querystring: {
+          type: 'object',
+          required: ['ids'],
+          properties: { ids: { type: 'string', pattern: IDS.source } },
+          additionalProperties: false,
+        },
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const [, chartId, format] = NAME.exec(request.params.name) ?? [];
+      const { charts, prefix } = await chartsFor(request.query.ids.split(','));
+      const chart = charts.find((c) => c.id === chartId);
+      if (!chart)
+        throw new HttpError(404, `no chart ${chartId}; charts here: ${charts.map((c) => c.id).join(', ')}`);
+      const file = `${prefix}-${chart.id}.${format}`;
+      reply.header('content-disposition', `attachment; filename="${file}"`);
+      if (format === 'png') return reply.type('image/png').send(renderPng(chart.option));
+      return reply.type('image/svg+xml; charset=utf-8').send(renderSvg(chart.option));
+    },
+  );
+}

@@ -1,0 +1,214 @@
+//! Thin binding over `kbench-loadgen`: the native producer and consumer. Options and stats are
+//! converted here; all the work happens in the core crate on napi's tokio runtime.
+
+use std::time::Duration;
+
+use kbench_loadgen::{
+    Compression, Consumer, ConsumerConfig, IntervalStats, Keys, Producer, ProducerConfig, Size,
+    StartAt,
+};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+#[napi(object, js_name = "NativeProducerOptions")]
+pub struct BindingNativeProducerOptions {
+    pub bootstrap: Vec<String>,
+    pub topics: Vec<String>,
+    /// 0, 1 or -1 (all).
+    pub acks: i32,
+    /// Value bytes; with `messageSizeMax`, the minimum of a uniform range.
+    pub message_size: u32,
+    pub message_size_max: Option<u32>,
+    /// 'none' | 'random' | 'roundRobin:N'
+    pub keys: String,
+    /// 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
+    pub compression: String,
+    pub batch_size: u32,
+    pub linger_ms: u32,
+    /// Produce requests in flight per broker connection.
+    pub max_in_flight: u32,
+    pub idempotence: bool,
+    /// Records per second for this producer; absent = as fast as acks come back.
+    pub rate_per_sec: Option<f64>,
+    pub records: Option<f64>,
+    pub duration_ms: Option<f64>,
+}
+
+#[napi(object, js_name = "NativeConsumerOptions")]
+pub struct BindingNativeConsumerOptions {
+    pub bootstrap: Vec<String>,
+    pub topics: Vec<String>,
+    pub from_beginning: bool,
+    pub member_index: u32,
+    pub members: u32,
+}
+
+/// Counts since the previous `takeInterval`; latency buckets use the engine's log-linear
+/// bucketing (SUB_BITS = 10), in microseconds.
+#[napi(object, js_name = "NativeInterval")]
+pub struct BindingNativeInterval {
+    pub records: f64,
+    pub value_bytes: f64,
+    pub wire_bytes: f64,
+    pub errors: f64,
+    pub latency_buckets: Vec<u32>,
+    pub latency_counts: Vec<f64>,
+    pub latency_count: f64,
+    pub latency_sum_micros: f64,
+    pub latency_max_micros: f64,
+}
+
+impl From<IntervalStats> for BindingNativeInterval {
+    fn from(s: IntervalStats) -> Self {
+        BindingNativeInterval {
+            records: s.records as f64,
+            value_bytes: s.value_bytes as f64,
+            wire_bytes: s.wire_bytes as f64,
+            errors: s.errors as f64,
+            latency_buckets: s.latency.buckets,
+            latency_counts: s.latency.counts.into_iter().map(|c| c as f64).collect(),
+            latency_count: s.latency.count as f64,
+            latency_sum_micros: s.latency.sum as f64,
+            latency_max_micros: s.latency.max as f64,
+        }
+    }
+}
+
+impl TryFrom<BindingNativeProducerOptions> for ProducerConfig {
+    type Error = Error;
+
+    fn try_from(o: BindingNativeProducerOptions) -> Result<Self> {
+        let acks = match o.acks {
+            0 => 0,
+            1 => 1,
+            -1 => -1,
+            other => return Err(invalid(format!("acks must be 0, 1 or -1, not {other}"))),
+        };
+        let message_size = match o.message_size_max {
+            Some(max) => Size::Uniform {
+                min: o.message_size,
+                max,
+            },
+            None => Size::Fixed(o.message_size),
+        };
+        let keys = match o.keys.as_str() {
+            "none" => Keys::None,
+            "random" => Keys::Random,
+            other => match other.strip_prefix("roundRobin:").map(str::parse::<u32>) {
+                Some(Ok(n)) => Keys::RoundRobin(n),
+                _ => return Err(invalid(format!("keys {other:?}: expected none, random or roundRobin:N"))),
+            },
+        };
+        let compression: Compression = o.compression.parse().map_err(to_js_error)?;
+        Ok(ProducerConfig {
+            bootstrap: o.bootstrap,
+            topics: o.topics,
+            acks,
+            message_size,
+            keys,
+            compression,
+            batch_size: o.batch_size,
+            linger_ms: o.linger_ms,
+            max_in_flight: o.max_in_flight,
+            idempotence: o.idempotence,
+            rate: o.rate_per_sec,
+            records: o.records.map(|n| n.max(0.0) as u64),
+            duration: o.duration_ms.map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0)),
+        })
+    }
+}
+
+impl From<BindingNativeConsumerOptions> for ConsumerConfig {
+    fn from(o: BindingNativeConsumerOptions) -> Self {
+        ConsumerConfig {
+            bootstrap: o.bootstrap,
+            topics: o.topics,
+            start: if o.from_beginning {
+                StartAt::Earliest
+            } else {
+                StartAt::Latest
+            },
+            member_index: o.member_index,
+            members: o.members,
+        }
+    }
+}
+
+/// A producer running on the native load engine.
+#[napi(js_name = "NativeProducer")]
+pub struct BindingNativeProducer {
+    inner: Producer,
+}
+
+#[napi]
+impl BindingNativeProducer {
+    /// Connects, reads metadata (and a producer id when idempotent), then starts producing.
+    #[napi(factory)]
+    pub async fn start(options: BindingNativeProducerOptions) -> Result<BindingNativeProducer> {
+        let config = ProducerConfig::try_from(options)?;
+        let inner = Producer::start(config).await.map_err(to_js_error)?;
+        Ok(BindingNativeProducer { inner })
+    }
+
+    /// Counts since the previous call; resets them.
+    #[napi]
+    pub fn take_interval(&self) -> BindingNativeInterval {
+        self.inner.take_interval().into()
+    }
+
+    /// Stops producing; requests in flight get a few seconds to be acknowledged. Idempotent.
+    #[napi]
+    pub async fn stop(&self) {
+        self.inner.stop().await;
+    }
+
+    /// Resolves when records/duration are done or after stop.
+    #[napi]
+    pub async fn finished(&self) {
+        self.inner.finished().await;
+    }
+
+    #[napi]
+    pub fn last_error(&self) -> Option<String> {
+        self.inner.last_error()
+    }
+}
+
+/// A consumer running on the native load engine (static assignment, no consumer group).
+#[napi(js_name = "NativeConsumer")]
+pub struct BindingNativeConsumer {
+    inner: Consumer,
+}
+
+#[napi]
+impl BindingNativeConsumer {
+    /// Resolves once the start offsets are known.
+    #[napi(factory)]
+    pub async fn start(options: BindingNativeConsumerOptions) -> Result<BindingNativeConsumer> {
+        let inner = Consumer::start(options.into()).await.map_err(to_js_error)?;
+        Ok(BindingNativeConsumer { inner })
+    }
+
+    #[napi]
+    pub fn take_interval(&self) -> BindingNativeInterval {
+        self.inner.take_interval().into()
+    }
+
+    #[napi]
+    pub async fn stop(&self) {
+        self.inner.stop().await;
+    }
+
+    #[napi]
+    pub fn last_error(&self) -> Option<String> {
+        self.inner.last_error()
+    }
+}
+
+fn invalid(message: String) -> Error {
+    Error::new(Status::InvalidArg, message)
+}
+
+fn to_js_error(e: kbench_loadgen::Error) -> Error {
+    Error::new(Status::GenericFailure, e.to_string())
+}
