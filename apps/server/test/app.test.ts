@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,6 +124,32 @@ describe("a person's own scenarios", () => {
         path: 'user/mine.yaml',
         scenario: { name: 'my own', duration: '5s' },
       });
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('are saved from the composer as YAML, validated first, without overwriting by accident', async () => {
+    const userDir = join(ws.dir, 'saved-scenarios');
+    const own = await buildApp({
+      history: ws.history,
+      scenariosDir: ws.scenariosDir,
+      userScenariosDir: userDir,
+      port: PORT,
+    });
+    const save = (body: object) =>
+      own.inject({ method: 'POST', url: '/api/scenarios', headers: { host: HOST }, payload: body });
+    try {
+      const saved = await save({ file: 'acks-all', yaml: 'name: acks all\nproducers: { acks: all }\n' });
+      expect(saved.statusCode).toBe(201);
+      expect(saved.json()).toEqual({ path: 'user/acks-all.yaml' });
+      expect(await readFile(join(userDir, 'acks-all.yaml'), 'utf8')).toContain('acks: all');
+      expect((await save({ file: 'acks-all', yaml: 'name: again\n' })).statusCode).toBe(409);
+      expect((await save({ file: 'acks-all', yaml: 'name: again\n', overwrite: true })).statusCode).toBe(201);
+      const bad = await save({ file: 'bad', yaml: 'producers: { acks: 3 }\n' });
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json().issues[0].path).toBe('producers.acks');
+      expect((await save({ file: '../escape', yaml: 'name: x\n' })).statusCode).toBe(400);
     } finally {
       await own.close();
     }

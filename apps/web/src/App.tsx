@@ -1,4 +1,5 @@
 import { ComparePage } from './pages/ComparePage';
+import { ComposerPage } from './pages/ComposerPage';
 import { HistoryPage } from './pages/HistoryPage';
 import { LiveRunPage } from './pages/LiveRunPage';
 import { RunPage } from './pages/RunPage';
@@ -13,6 +14,8 @@ function Page({ route }: { route: Route }) {
       return <HistoryPage />;
     case 'run':
       return <RunPage key={route.id} id={route.id} />;
+    case 'compose':
+      return <ComposerPage key={route.from ?? ''} from={route.from} />;
     case 'compare':
       return <ComparePage key={route.ids.join(',')} ids={route.ids} />;
     case 'live':
@@ -31,7 +34,14 @@ function Page({ route }: { route: Route }) {
 
 export function App() {
   const route = useRoute();
-  const section = route.page === 'scenarios' ? 'scenarios' : route.page === 'not-found' ? '' : 'history';
+  const section =
+    route.page === 'scenarios'
+      ? 'scenarios'
+      : route.page === 'compose'
+        ? 'compose'
+        : route.page === 'not-found'
+          ? ''
+          : 'history';
   return (
     <>
       <header className="topbar">
@@ -45,6 +55,13 @@ export function App() {
             data-testid="nav-scenarios"
           >
             Scenarios
+          </a>
+          <a
+            href={href.compose()}
+            className={section === 'compose' ? 'active' : ''}
+            data-testid="nav-compose"
+          >
+            Composer
           </a>
           <a href={href.history} className={section === 'history' ? 'active' : ''} data-testid="nav-history">
             History

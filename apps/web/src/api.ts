@@ -80,6 +80,8 @@ export const api = {
   scenarios: () => request<ScenarioEntry[]>('GET', '/api/scenarios'),
   scenario: (path: string) =>
     request<ScenarioFile>('GET', `/api/scenarios/${path.split('/').map(enc).join('/')}`),
+  saveScenario: (body: { file: string; yaml: string; overwrite?: boolean }) =>
+    request<{ path: string }>('POST', '/api/scenarios', body),
   startRun: (body: { path?: string; yaml?: string; scenario?: object; set?: string[] }) =>
     request<{ id: string }>('POST', '/api/runs', body),
   runs: (filter: { status?: RunStatus | ''; search?: string; limit?: number } = {}) => {

@@ -7,6 +7,7 @@ export type Route =
   | { page: 'run'; id: string }
   | { page: 'live'; id: string }
   | { page: 'compare'; ids: string[] }
+  | { page: 'compose'; from: string | null }
   | { page: 'not-found'; path: string };
 
 export function parseRoute(hash: string): Route {
@@ -15,6 +16,8 @@ export function parseRoute(hash: string): Route {
   if (path === '/history') return { page: 'history' };
   const live = /^\/runs\/([A-Za-z0-9_-]+)\/live$/.exec(path);
   if (live?.[1]) return { page: 'live', id: live[1] };
+  const compose = /^\/compose(?:\/(.+))?$/.exec(path);
+  if (compose) return { page: 'compose', from: compose[1] ? decodeURIComponent(compose[1]) : null };
   const compare = /^\/compare\/([A-Za-z0-9_,-]+)$/.exec(path);
   if (compare?.[1]) return { page: 'compare', ids: compare[1].split(',').filter(Boolean) };
   const run = /^\/runs\/([A-Za-z0-9_-]+)$/.exec(path);
@@ -28,6 +31,7 @@ export const href = {
   run: (id: string) => `#/runs/${id}`,
   live: (id: string) => `#/runs/${id}/live`,
   compare: (ids: string[]) => `#/compare/${ids.join(',')}`,
+  compose: (from?: string) => (from ? `#/compose/${encodeURIComponent(from)}` : '#/compose'),
 };
 
 export function navigate(to: string): void {

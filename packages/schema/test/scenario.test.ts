@@ -217,3 +217,10 @@ describe('scenarioDifferences', () => {
     ]);
   });
 });
+
+describe('FIELD_INFO', () => {
+  it('describes every knob the schema has, and nothing else', async () => {
+    const { FIELD_INFO } = await import('../src/index.js');
+    expect(FIELD_INFO.map((f) => f.path).sort()).toEqual(knobPaths().sort());
+  });
+});

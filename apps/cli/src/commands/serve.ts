@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { History } from '@kbench/history';
+import { History, kbenchHome } from '@kbench/history';
 import { startServer } from '@kbench/server';
 import { intOption, parseCommandArgs } from '../args.js';
 import { defaultScenariosDir, webDistDir } from '../paths.js';
@@ -20,6 +20,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     port,
     scenariosDir: values.scenarios ? path.resolve(values.scenarios) : defaultScenariosDir(),
     webDist,
+    // Scenarios saved from the composer land here, listed under user/.
+    userScenariosDir: path.join(kbenchHome(), 'scenarios'),
   });
   process.stdout.write(`kbench workbench at ${server.url} (history: ${history.path})\n`);
   if (!webDist) process.stderr.write('the web app is not built: run npm run build (the API is up)\n');

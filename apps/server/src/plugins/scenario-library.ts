@@ -1,5 +1,5 @@
 // The scenario files on disk: listed recursively, read only from inside their folder.
-import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import {
   checkScenario,
@@ -9,7 +9,7 @@ import {
   type ScenarioIssue,
 } from '@kbench/schema';
 import fp from 'fastify-plugin';
-import { HttpError } from '../http-error.js';
+import { HttpError, invalidScenario } from '../http-error.js';
 
 const SCENARIO_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 /** Paths of scenarios from the user's own folder start with this, to keep them apart from the library's. */
@@ -133,6 +133,29 @@ export class ScenarioLibrary {
       }
     }
     return out.sort((a, b) => a.folder.localeCompare(b.folder) || a.path.localeCompare(b.path));
+  }
+
+  /**
+   * Saves a valid scenario as `<user folder>/<file>.yaml`, listed as user/<file>.yaml. Refuses an
+   * invalid scenario (400 with its issues), a bad name (400) and, unless told, an existing file (409).
+   */
+  async save(fileName: string, text: string, overwrite: boolean): Promise<{ path: string }> {
+    if (!this.userRoot) throw new HttpError(400, 'this server has no folder for your own scenarios');
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(fileName) || fileName.includes('..')) {
+      throw new HttpError(400, 'file: use 1 to 100 of the characters A-Z a-z 0-9 . _ - (no folders)');
+    }
+    const checked = check(text, fileName);
+    if (checked.issues) throw invalidScenario(checked.issues);
+    const base = fileName.replace(/\.(ya?ml|json)$/i, '');
+    const target = join(this.userRoot, `${base}.yaml`);
+    await mkdir(this.userRoot, { recursive: true });
+    if (!overwrite && (await stat(target).catch(() => null))) {
+      throw new HttpError(409, `user/${base}.yaml exists; save with overwrite to replace it`);
+    }
+    const temp = `${target}.${process.pid}.tmp`;
+    await writeFile(temp, text.endsWith('\n') ? text : `${text}\n`);
+    await rename(temp, target);
+    return { path: `${USER_PREFIX}${base}.yaml` };
   }
 
   /** Reads one scenario by its library path; 400 for a path that leaves the folder, 404 for none. */

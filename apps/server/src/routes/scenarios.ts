@@ -68,4 +68,34 @@ export async function scenarioRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => app.scenarios.read(request.params['*']),
   );
+
+  app.post<{ Body: { file: string; yaml: string; overwrite?: boolean } }>(
+    '/api/scenarios',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          required: ['file', 'yaml'],
+          additionalProperties: false,
+          properties: {
+            file: { type: 'string', minLength: 1, maxLength: 100 },
+            yaml: { type: 'string', maxLength: 1_000_000 },
+            overwrite: { type: 'boolean' },
+          },
+        },
+        response: {
+          201: { type: 'object', required: ['path'], properties: { path: { type: 'string' } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const saved = await app.scenarios.save(
+        request.body.file,
+        request.body.yaml,
+        request.body.overwrite ?? false,
+      );
+      return reply.code(201).send(saved);
+    },
+  );
 }

@@ -105,9 +105,10 @@ export function HistoryPage() {
                   data-run-id={run.id}
                   onClick={() => navigate(to)}
                 >
-                  <td className="select" onClick={(e) => e.stopPropagation()}>
+                  <td className="select">
                     <input
                       type="checkbox"
+                      onClick={(e) => e.stopPropagation()}
                       aria-label={`Select ${run.name} for comparison`}
                       checked={selected.includes(run.id)}
                       onChange={() => toggle(run.id)}

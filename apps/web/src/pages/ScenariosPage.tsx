@@ -73,6 +73,9 @@ function ScenarioCard({
         {yaml !== null && <pre className="yaml">{yaml}</pre>}
       </div>
       <div className="scenario-actions">
+        <a className="btn ghost" href={href.compose(entry.path)} data-testid="edit-scenario">
+          Edit
+        </a>
         <button type="button" className="btn ghost" onClick={toggleYaml}>
           {yaml === null ? 'YAML' : 'Hide'}
         </button>

@@ -96,7 +96,11 @@ impl TryFrom<BindingNativeProducerOptions> for ProducerConfig {
             "random" => Keys::Random,
             other => match other.strip_prefix("roundRobin:").map(str::parse::<u32>) {
                 Some(Ok(n)) => Keys::RoundRobin(n),
-                _ => return Err(invalid(format!("keys {other:?}: expected none, random or roundRobin:N"))),
+                _ => {
+                    return Err(invalid(format!(
+                        "keys {other:?}: expected none, random or roundRobin:N"
+                    )))
+                }
             },
         };
         let compression: Compression = o.compression.parse().map_err(to_js_error)?;
@@ -113,7 +117,9 @@ impl TryFrom<BindingNativeProducerOptions> for ProducerConfig {
             idempotence: o.idempotence,
             rate: o.rate_per_sec,
             records: o.records.map(|n| n.max(0.0) as u64),
-            duration: o.duration_ms.map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0)),
+            duration: o
+                .duration_ms
+                .map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0)),
         })
     }
 }

@@ -1,0 +1,414 @@
+// The composer: a form generated from the scenario schema's field catalogue, with the YAML beside
+// it, kept in sync both ways, and the same validation messages the CLI prints.
+import {
+  checkScenario,
+  FIELD_GROUPS,
+  FIELD_INFO,
+  type FieldInfo,
+  knobPaths,
+  parseScenario,
+  readScenarioText,
+  type ScenarioIssue,
+  scenarioToYaml,
+  setKnob,
+} from '@kbench/schema';
+import { useEffect, useMemo, useState } from 'react';
+import { ApiError, api } from '../api';
+import { ErrorNote, Panel } from '../components/bits';
+import { href, navigate } from '../router';
+
+type Raw = Record<string, unknown>;
+
+const STARTER: Raw = {
+  name: 'my scenario',
+  duration: '30s',
+  warmup: '5s',
+  topics: { partitions: 3 },
+  producers: { count: 1, acks: 1, messageSize: 100 },
+  consumers: { count: 1 },
+};
+
+const DEFAULTS = parseScenario({}) as unknown as Raw;
+
+function valueAt(obj: unknown, path: string): unknown {
+  return path
+    .split('.')
+    .reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Raw)[key] : undefined), obj);
+}
+
+function withoutKnob(raw: Raw, path: string): Raw {
+  const copy = structuredClone(raw);
+  const parts = path.split('.');
+  const parent = valueAt(copy, parts.slice(0, -1).join('.'));
+  const target = parts.length === 1 ? copy : parent;
+  if (target && typeof target === 'object') delete (target as Raw)[parts.at(-1) as string];
+  return copy;
+}
+
+/** Text typed into a field, as the value the YAML should hold. */
+function fromInput(info: FieldInfo, text: string): unknown {
+  const trimmed = text.trim();
+  if (info.kind === 'integer' || info.kind === 'number')
+    return trimmed !== '' && Number.isFinite(Number(trimmed)) ? Number(trimmed) : trimmed;
+  if (info.kind === 'enum') {
+    const option = info.options?.find((o) => String(o) === trimmed);
+    return option ?? trimmed;
+  }
+  if (info.kind === 'size' && /^\d+$/.test(trimmed)) return Number(trimmed);
+  return text;
+}
+
+function toInput(value: unknown): string {
+  if (value === undefined) return '';
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value);
+}
+
+function issuesFor(issues: ScenarioIssue[], path: string): ScenarioIssue[] {
+  return issues.filter(
+    (i) => i.path === path || i.path.startsWith(`${path}.`) || i.path.startsWith(`${path}[`),
+  );
+}
+
+function Field({
+  info,
+  raw,
+  issues,
+  onChange,
+}: {
+  info: FieldInfo;
+  raw: Raw;
+  issues: ScenarioIssue[];
+  onChange: (path: string, value: unknown) => void;
+}) {
+  const value = valueAt(raw, info.path);
+  const placeholder = toInput(valueAt(DEFAULTS, info.path));
+  const own = issuesFor(issues, info.path);
+  const id = `field-${info.path}`;
+  const [jsonText, setJsonText] = useState(toInput(value));
+  const [jsonError, setJsonError] = useState<string | null>(null);
+  useEffect(() => setJsonText(toInput(value)), [value]);
+  let input: React.ReactNode;
+  if (info.kind === 'enum') {
+    input = (
+      <select
+        id={id}
+        value={value === undefined ? '' : String(value)}
+        onChange={(e) =>
+          onChange(info.path, e.target.value === '' ? undefined : fromInput(info, e.target.value))
+        }
+      >
+        <option value="">default ({placeholder})</option>
+        {info.options?.map((o) => (
+          <option key={String(o)} value={String(o)}>
+            {String(o)}
+          </option>
+        ))}
+      </select>
+    );
+  } else if (info.kind === 'boolean') {
+    input = (
+      <input
+        id={id}
+        type="checkbox"
+        checked={value === true || value === 'true'}
+        onChange={(e) => onChange(info.path, e.target.checked)}
+      />
+    );
+  } else if (info.kind === 'longtext') {
+    input = (
+      <textarea
+        id={id}
+        rows={3}
+        value={toInput(value)}
+        placeholder={placeholder}
+        onChange={(e) => onChange(info.path, e.target.value || undefined)}
+      />
+    );
+  } else if (info.kind === 'json') {
+    input = (
+      <input
+        id={id}
+        value={jsonText}
+        placeholder={placeholder}
+        onChange={(e) => {
+          setJsonText(e.target.value);
+          if (e.target.value.trim() === '') {
+            setJsonError(null);
+            onChange(info.path, undefined);
+            return;
+          }
+          try {
+            onChange(info.path, readScenarioText(e.target.value));
+            setJsonError(null);
+          } catch {
+            setJsonError('not valid YAML or JSON yet');
+          }
+        }}
+      />
+    );
+  } else {
+    input = (
+      <input
+        id={id}
+        value={toInput(value)}
+        placeholder={placeholder}
+        list={info.examples ? `${id}-examples` : undefined}
+        onChange={(e) =>
+          onChange(info.path, e.target.value === '' ? undefined : fromInput(info, e.target.value))
+        }
+      />
+    );
+  }
+  return (
+    <div className={`field${own.length || jsonError ? ' invalid' : ''}`} data-testid={id}>
+      <label htmlFor={id}>{info.label}</label>
+      {input}
+      {info.examples && (
+        <datalist id={`${id}-examples`}>
+          {info.examples.map((e) => (
+            <option key={e} value={e} />
+          ))}
+        </datalist>
+      )}
+      <div className="help">{info.help}</div>
+      {jsonError && <div className="field-error">{jsonError}</div>}
+      {own.map((i) => (
+        <div key={i.path + i.message} className="field-error" data-testid="field-error">
+          {i.path}: {i.message}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+export function ComposerPage({ from }: { from: string | null }) {
+  const [raw, setRaw] = useState<Raw>(STARTER);
+  const [yamlText, setYamlText] = useState(() => scenarioToYaml(STARTER));
+  const [yamlError, setYamlError] = useState<string | null>(null);
+  const [advanced, setAdvanced] = useState(false);
+  const [fileName, setFileName] = useState(
+    from ? (from.split('/').pop() ?? '').replace(/\.(ya?ml|json)$/, '') : 'my-scenario',
+  );
+  const [message, setMessage] = useState<string | null>(null);
+  const [error, setError] = useState<Error | string | null>(null);
+  const [serverIssues, setServerIssues] = useState<ScenarioIssue[]>([]);
+
+  // A draft survives leaving the page (to watch a run) until Reset.
+  const draftKey = `kbench-composer:${from ?? ''}`;
+  const [generation, setGeneration] = useState(0);
+  useEffect(() => {
+    const load = (text: string) => {
+      setYamlText(text);
+      try {
+        setRaw(readScenarioText(text) as Raw);
+        setYamlError(null);
+      } catch (err) {
+        setYamlError((err as Error).message);
+      }
+    };
+    const draft = window.sessionStorage.getItem(draftKey);
+    if (draft !== null && generation === 0) load(draft);
+    else if (from) api.scenario(from).then((file) => load(file.text), setError);
+    else load(scenarioToYaml(STARTER));
+  }, [from, draftKey, generation]);
+  useEffect(() => window.sessionStorage.setItem(draftKey, yamlText), [draftKey, yamlText]);
+  const reset = () => {
+    window.sessionStorage.removeItem(draftKey);
+    setServerIssues([]);
+    setGeneration((g) => g + 1);
+  };
+
+  const checked = useMemo(() => checkScenario(raw), [raw]);
+  const issues = checked.ok ? serverIssues : checked.issues;
+
+  const change = (path: string, value: unknown) => {
+    const next = value === undefined ? withoutKnob(raw, path) : setKnob(raw, path, value);
+    setRaw(next);
+    setYamlText(scenarioToYaml(next));
+    setYamlError(null);
+    setServerIssues([]);
+  };
+
+  const editYaml = (text: string) => {
+    setYamlText(text);
+    try {
+      const value = readScenarioText(text);
+      if (value === null || typeof value !== 'object' || Array.isArray(value))
+        throw new Error('a scenario must be an object of fields');
+      setRaw(value as Raw);
+      setYamlError(null);
+      setServerIssues([]);
+    } catch (err) {
+      setYamlError((err as Error).message.replace(/^.*invalid scenario\n\s*/s, ''));
+    }
+  };
+
+  const launch = async () => {
+    setError(null);
+    try {
+      const { id } = await api.startRun({ scenario: raw });
+      navigate(href.live(id));
+    } catch (err) {
+      if (err instanceof ApiError && err.issues.length) setServerIssues(err.issues);
+      setError(err as Error);
+    }
+  };
+
+  const save = async (overwrite = false) => {
+    setError(null);
+    setMessage(null);
+    try {
+      const { path } = await api.saveScenario({ file: fileName, yaml: yamlText, overwrite });
+      setMessage(`Saved as ${path}; it is listed under Scenarios.`);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409 && window.confirm(`${err.message}. Replace it?`))
+        return save(true);
+      setError(err as Error);
+    }
+  };
+
+  const sweep = raw.sweep as { knob?: string; values?: unknown[] } | undefined;
+  return (
+    <div data-testid="composer-page">
+      <div className="page-head">
+        <h1>Composer{from ? `: ${from}` : ''}</h1>
+        <div className="filters">
+          <label className="inline">
+            <input type="checkbox" checked={advanced} onChange={(e) => setAdvanced(e.target.checked)} /> all
+            knobs
+          </label>
+          <button
+            type="button"
+            className="btn primary"
+            disabled={!checked.ok || yamlError !== null || Boolean(sweep)}
+            onClick={launch}
+            data-testid="composer-launch"
+            title={sweep ? 'A sweep runs from the CLI: kbench sweep <file>' : 'Run this scenario now'}
+          >
+            ▶ Launch
+          </button>
+        </div>
+      </div>
+      {error && <ErrorNote error={error} />}
+      {issues.length > 0 && (
+        <div className="issues" data-testid="composer-issues">
+          {issues.map((i) => (
+            <div key={i.path + i.message}>
+              <code>{i.path || '(scenario)'}</code>: {i.message}
+            </div>
+          ))}
+        </div>
+      )}
+      <div className="composer">
+        <div className="composer-form">
+          {FIELD_GROUPS.map((group) => {
+            const fields = FIELD_INFO.filter(
+              (f) =>
+                (group.prefix ? f.path.startsWith(`${group.prefix}.`) : !f.path.includes('.')) &&
+                (advanced || !f.advanced),
+            );
+            if (fields.length === 0) return null;
+            return (
+              <Panel key={group.title} title={group.title}>
+                <div className="fields">
+                  {fields.map((info) => (
+                    <Field key={info.path} info={info} raw={raw} issues={issues} onChange={change} />
+                  ))}
+                </div>
+              </Panel>
+            );
+          })}
+          <Panel title="Sweep (one run per value)">
+            <div className="fields">
+              <div className="field">
+                <label htmlFor="sweep-knob">Knob</label>
+                <select
+                  id="sweep-knob"
+                  value={sweep?.knob ?? ''}
+                  onChange={(e) =>
+                    change(
+                      'sweep',
+                      e.target.value ? { knob: e.target.value, values: sweep?.values ?? [] } : undefined,
+                    )
+                  }
+                >
+                  <option value="">no sweep</option>
+                  {knobPaths().map((k) => (
+                    <option key={k} value={k}>
+                      {k}
+                    </option>
+                  ))}
+                </select>
+              </div>
+              {sweep && (
+                <div className="field">
+                  <label htmlFor="sweep-values">Values</label>
+                  <input
+                    id="sweep-values"
+                    defaultValue={(sweep.values ?? []).map(String).join(', ')}
+                    placeholder="10, 100, 1000"
+                    onChange={(e) =>
+                      change('sweep', {
+                        knob: sweep.knob,
+                        values: e.target.value
+                          .split(',')
+                          .map((v) => v.trim())
+                          .filter(Boolean)
+                          .map((v) => (/^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v)),
+                      })
+                    }
+                  />
+                  <div className="help">
+                    Comma-separated; each value is checked against the knob. Sweeps run from the CLI: kbench
+                    sweep &lt;file&gt;.
+                  </div>
+                </div>
+              )}
+            </div>
+          </Panel>
+        </div>
+        <div className="composer-yaml">
+          <Panel title="YAML">
+            <textarea
+              className="yaml"
+              spellCheck={false}
+              value={yamlText}
+              onChange={(e) => editYaml(e.target.value)}
+              data-testid="composer-yaml"
+              rows={32}
+            />
+            {yamlError && (
+              <div className="field-error" data-testid="yaml-error">
+                {yamlError}
+              </div>
+            )}
+            <div className="save-row">
+              <input
+                value={fileName}
+                onChange={(e) => setFileName(e.target.value)}
+                aria-label="File name"
+                data-testid="composer-file"
+              />
+              <span className="muted">.yaml</span>
+              <button
+                type="button"
+                className="btn"
+                onClick={() => save()}
+                disabled={!checked.ok || yamlError !== null}
+                data-testid="composer-save"
+              >
+                Save
+              </button>
+            </div>
+            {message && (
+              <p className="muted" data-testid="composer-saved">
+                {message}
+              </p>
+            )}
+          </Panel>
+        </div>
+      </div>
+    </div>
+  );
+}

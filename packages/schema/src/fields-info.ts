@@ -1,0 +1,231 @@
+// What a form needs to know about each knob: its kind, allowed values and a line of help.
+// A test checks this covers every knob the schema has, so forms never drift from the schema.
+import { ACKS, COMPRESSION, DRIVERS, FAULT_ACTIONS, START_AT } from './scenario.js';
+
+export type FieldKind =
+  | 'text'
+  | 'longtext'
+  | 'integer'
+  | 'number'
+  | 'enum'
+  | 'duration'
+  | 'size'
+  | 'boolean'
+  | 'pattern'
+  | 'json';
+
+export interface FieldInfo {
+  path: string;
+  kind: FieldKind;
+  label: string;
+  help: string;
+  options?: readonly (string | number)[];
+  /** For `pattern` fields: examples of what may be written. */
+  examples?: readonly string[];
+  /** Fields a form shows only under "more". */
+  advanced?: boolean;
+}
+
+export const FIELD_GROUPS: { title: string; prefix: string }[] = [
+  { title: 'Scenario', prefix: '' },
+  { title: 'Cluster', prefix: 'cluster' },
+  { title: 'Topics', prefix: 'topics' },
+  { title: 'Producers', prefix: 'producers' },
+  { title: 'Consumers', prefix: 'consumers' },
+  { title: 'find-max search', prefix: 'findMax' },
+];
+
+export const FIELD_INFO: FieldInfo[] = [
+  { path: 'name', kind: 'text', label: 'Name', help: 'Shown in the history and in chart legends.' },
+  {
+    path: 'description',
+    kind: 'longtext',
+    label: 'Description',
+    help: 'What the scenario shows, and the published setup it mirrors.',
+  },
+  {
+    path: 'target',
+    kind: 'pattern',
+    label: 'Target',
+    help: 'bundled, or bootstrap servers host:port[,host:port].',
+    examples: ['bundled', '127.0.0.1:9092'],
+  },
+  { path: 'driver', kind: 'enum', label: 'Driver', help: 'The load generator.', options: DRIVERS },
+  {
+    path: 'duration',
+    kind: 'duration',
+    label: 'Duration',
+    help: 'Length of the run, warm-up included (or set records instead).',
+  },
+  {
+    path: 'records',
+    kind: 'integer',
+    label: 'Records',
+    help: 'Stop after this many records instead of after a duration.',
+    advanced: true,
+  },
+  {
+    path: 'warmup',
+    kind: 'duration',
+    label: 'Warm-up',
+    help: 'Sampled and charted, left out of the summary.',
+  },
+  {
+    path: 'faults',
+    kind: 'json',
+    label: 'Faults',
+    help: 'A timeline: [{ at: 30s, action: kill|pause|restart, node: 1, for: 1s }].',
+    advanced: true,
+  },
+  { path: 'cluster.nodes', kind: 'integer', label: 'Nodes', help: 'Bundled broker nodes (1 to 5).' },
+  {
+    path: 'cluster.fsync',
+    kind: 'pattern',
+    label: 'fsync',
+    help: 'none (page cache), batch (every batch), interval:<ms>.',
+    examples: ['none', 'batch', 'interval:100'],
+  },
+  {
+    path: 'topics.prefix',
+    kind: 'text',
+    label: 'Name prefix',
+    help: 'Topics and groups are named <prefix>-<run id>-<n>.',
+    advanced: true,
+  },
+  { path: 'topics.count', kind: 'integer', label: 'Topics', help: 'Topics created for the run.' },
+  { path: 'topics.partitions', kind: 'integer', label: 'Partitions', help: 'Partitions per topic.' },
+  {
+    path: 'topics.replicationFactor',
+    kind: 'integer',
+    label: 'Replication factor',
+    help: 'At most the number of nodes on the bundled target.',
+  },
+  { path: 'topics.minInsyncReplicas', kind: 'integer', label: 'Min in-sync replicas', help: 'For acks=all.' },
+  {
+    path: 'topics.config',
+    kind: 'json',
+    label: 'Topic configs',
+    help: 'Extra Kafka topic configs, e.g. { "retention.ms": 3600000 }.',
+    advanced: true,
+  },
+  { path: 'producers.count', kind: 'integer', label: 'Producers', help: 'Producer clients.' },
+  {
+    path: 'producers.acks',
+    kind: 'enum',
+    label: 'acks',
+    help: '0: no ack; 1: the leader; all: the in-sync replicas.',
+    options: ACKS,
+  },
+  {
+    path: 'producers.messageSize',
+    kind: 'size',
+    label: 'Message size',
+    help: 'Value bytes: 100, 1KB (or { min, max } in YAML).',
+  },
+  {
+    path: 'producers.rate',
+    kind: 'pattern',
+    label: 'Rate',
+    help: 'max (closed loop), records/s for all producers (open loop), or find-max.',
+    examples: ['max', '10000', 'find-max'],
+  },
+  {
+    path: 'producers.keys',
+    kind: 'pattern',
+    label: 'Keys',
+    help: 'none, random, or roundRobin:<n>.',
+    examples: ['none', 'random', 'roundRobin:100'],
+    advanced: true,
+  },
+  {
+    path: 'producers.compression',
+    kind: 'enum',
+    label: 'Compression',
+    help: 'Codec for record batches.',
+    options: COMPRESSION,
+  },
+  {
+    path: 'producers.batchSize',
+    kind: 'size',
+    label: 'batch.size',
+    help: 'Bytes per batch (kafkajs: records per request).',
+  },
+  {
+    path: 'producers.lingerMs',
+    kind: 'integer',
+    label: 'linger.ms',
+    help: 'How long a batch may wait to fill (native driver).',
+  },
+  {
+    path: 'producers.maxInFlight',
+    kind: 'integer',
+    label: 'Max in flight',
+    help: 'Requests kept open per producer.',
+    advanced: true,
+  },
+  {
+    path: 'producers.idempotence',
+    kind: 'boolean',
+    label: 'Idempotence',
+    help: 'Idempotent producer (sequence numbers).',
+    advanced: true,
+  },
+  { path: 'consumers.count', kind: 'integer', label: 'Consumers', help: 'Consumers per group.' },
+  {
+    path: 'consumers.groups',
+    kind: 'integer',
+    label: 'Groups',
+    help: 'Consumer groups; each reads every record.',
+  },
+  {
+    path: 'consumers.startAt',
+    kind: 'enum',
+    label: 'Start at',
+    help: 'latest skips a backlog; earliest and backlog read it.',
+    options: START_AT,
+  },
+  {
+    path: 'consumers.backlog',
+    kind: 'size',
+    label: 'Backlog',
+    help: 'Bytes written before the measured phase, e.g. 2GB.',
+  },
+  {
+    path: 'findMax.publishP99Ms',
+    kind: 'number',
+    label: 'Publish p99 bound (ms)',
+    help: 'A trial passes at or below this.',
+    advanced: true,
+  },
+  {
+    path: 'findMax.maxBacklogSeconds',
+    kind: 'integer',
+    label: 'Max backlog (s)',
+    help: 'Consumers may fall behind this many seconds of records.',
+    advanced: true,
+  },
+  {
+    path: 'findMax.trial',
+    kind: 'duration',
+    label: 'Trial length',
+    help: 'Each trial; the first second is ramp-up.',
+    advanced: true,
+  },
+  {
+    path: 'findMax.precision',
+    kind: 'number',
+    label: 'Precision',
+    help: 'Stop when passing and failing rates are this close.',
+    advanced: true,
+  },
+  {
+    path: 'findMax.maxTrials',
+    kind: 'integer',
+    label: 'Max trials',
+    help: 'Trials at most.',
+    advanced: true,
+  },
+];
+
+/** The fault actions a timeline may use (for forms that edit faults row by row). */
+export const FAULT_ACTION_OPTIONS = FAULT_ACTIONS;
