@@ -187,12 +187,6 @@ describe('starting a run with a bad scenario', () => {
     expect(res.json().issues[0].message).toMatch(/not valid YAML or JSON/);
   });
 
-  it('refuses a sweep with a pointer to the CLI', async () => {
-    const res = await call({ method: 'POST', url: '/api/runs', payload: { path: 'sweeps/sizes.yaml' } });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().error).toMatch(/kbench sweep/);
-  });
-
   it('refuses a body with no scenario, or with a field it does not know', async () => {
     const none = await call({ method: 'POST', url: '/api/runs', payload: { set: ['producers.acks=all'] } });
     expect(none.statusCode).toBe(400);

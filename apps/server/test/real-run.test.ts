@@ -142,3 +142,35 @@ describe('a real run', () => {
     expect((await run!.done).status).toBe('stopped');
   });
 });
+
+describe('a sweep started over HTTP', () => {
+  it('runs one stored run per value, in turn, and says which ones', async () => {
+    const res = await startRun({
+      scenario: { name: 'sizes', records: 300, sweep: { knob: 'producers.messageSize', values: [10, 200] } },
+    });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    const sweepUrl = `${server.url}/api/runs/${id}/sweep`;
+    await vi.waitFor(
+      async () => {
+        const sweep = (await (await fetch(sweepUrl)).json()) as { finished: boolean };
+        expect(sweep.finished).toBe(true);
+      },
+      { timeout: 60_000, interval: 500 },
+    );
+    const sweep = (await (await fetch(sweepUrl)).json()) as { knob: string; total: number; ids: string[] };
+    expect(sweep).toMatchObject({ knob: 'producers.messageSize', total: 2 });
+    expect(sweep.ids[0]).toBe(id);
+    const runs = await Promise.all(
+      sweep.ids.map(
+        async (runId) =>
+          (await (await fetch(`${server.url}/api/runs/${runId}`)).json()) as {
+            status: string;
+            scenario: { producers: { messageSize: number } };
+          },
+      ),
+    );
+    expect(runs.map((r) => r.scenario.producers.messageSize)).toEqual([10, 200]);
+    expect(runs.every((r) => r.status === 'completed')).toBe(true);
+  });
+});

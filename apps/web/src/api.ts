@@ -47,6 +47,13 @@ export interface Progress {
   targetRecords: number | null;
 }
 
+export interface SweepInfo {
+  knob: string;
+  total: number;
+  ids: string[];
+  finished: boolean;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -94,6 +101,7 @@ export const api = {
   },
   run: (id: string) => request<RunRecord>('GET', `/api/runs/${enc(id)}`),
   samples: (id: string) => request<Sample[]>('GET', `/api/runs/${enc(id)}/samples`),
+  sweep: (id: string) => request<SweepInfo>('GET', `/api/runs/${enc(id)}/sweep`),
   stopRun: (id: string) => request<{ id: string }>('POST', `/api/runs/${enc(id)}/stop`),
   deleteRun: (id: string) => request<{ deleted: string }>('DELETE', `/api/runs/${enc(id)}`),
   eventsUrl: (id: string) => `/api/runs/${enc(id)}/events`,

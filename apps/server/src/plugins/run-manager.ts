@@ -11,8 +11,18 @@ export interface RunListener {
   end(record: RunRecord): void;
 }
 
+/** A sweep the server runs as a series, one run after another. */
+export interface Sweep {
+  knob: string;
+  total: number;
+  /** Runs started so far, in order. */
+  ids: string[];
+  finished: boolean;
+}
+
 export class RunManager {
   private readonly live = new Map<string, LiveRun>();
+  private readonly sweeps = new Map<string, Sweep>();
   /** Set while a start is under way, so two quick clicks cannot start two runs. */
   private starting = false;
 
@@ -36,6 +46,37 @@ export class RunManager {
     } finally {
       this.starting = false;
     }
+  }
+
+  /**
+   * Starts the first plan of a sweep and, as each run ends, the next, until all have run or one was
+   * stopped or failed. Resolves with the first run.
+   */
+  async startSweep(knob: string, plans: Scenario[], source: string | null): Promise<LiveRun> {
+    const sweep: Sweep = { knob, total: plans.length, ids: [], finished: false };
+    const first = await this.start(plans[0] as Scenario, source);
+    const follow = async (run: LiveRun, index: number): Promise<void> => {
+      sweep.ids.push(run.id);
+      this.sweeps.set(run.id, sweep);
+      const record = await run.done;
+      const next = plans[index + 1];
+      if (!next || record.status !== 'completed') {
+        sweep.finished = true;
+        return;
+      }
+      try {
+        await follow(await this.start(next, source), index + 1);
+      } catch {
+        sweep.finished = true;
+      }
+    };
+    void follow(first, 0);
+    return first;
+  }
+
+  /** The sweep a run belongs to, if any. */
+  sweepOf(id: string): Sweep | undefined {
+    return this.sweeps.get(id);
   }
 
   get(id: string): LiveRun | undefined {

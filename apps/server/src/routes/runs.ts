@@ -2,6 +2,7 @@ import { samplesToCsv } from '@kbench/history';
 import {
   applySet,
   checkScenario,
+  expandSweep,
   RUN_STATUSES,
   type RunStatus,
   readScenarioText,
@@ -56,12 +57,6 @@ async function scenarioFromBody(
   }
   const result = checkScenario(raw);
   if (!result.ok) throw invalidScenario(result.issues);
-  if (result.scenario.sweep) {
-    throw new HttpError(
-      400,
-      'this scenario is a sweep (one run per value); run it with `kbench sweep <file>` (or `kbench run <file>`), or remove `sweep` to run it once',
-    );
-  }
   return { scenario: result.scenario, source };
 }
 
@@ -90,12 +85,45 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
       const { scenario, source } = await scenarioFromBody(app, request.body);
       let run: Awaited<ReturnType<typeof app.runs.start>>;
       try {
-        run = await app.runs.start(scenario, source);
+        run = scenario.sweep
+          ? await app.runs.startSweep(scenario.sweep.knob, expandSweep(scenario), source)
+          : await app.runs.start(scenario, source);
       } catch (err) {
         if (err instanceof ScenarioError) throw invalidScenario(err.issues);
         throw err;
       }
       return reply.code(201).send({ id: run.id });
+    },
+  );
+
+  app.get<IdParams>(
+    '/api/runs/:id/sweep',
+    {
+      schema: {
+        params: runIdParams,
+        response: {
+          200: {
+            type: 'object',
+            required: ['knob', 'total', 'ids', 'finished'],
+            properties: {
+              knob: { type: 'string' },
+              total: { type: 'integer' },
+              ids: { type: 'array', items: { type: 'string' } },
+              finished: { type: 'boolean' },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const sweep = app.runs.sweepOf(request.params.id);
+      if (!sweep)
+        throw new HttpError(
+          404,
+          `run ${request.params.id} is not part of a sweep this server is running or ran`,
+        );
+      return sweep;
     },
   );
 

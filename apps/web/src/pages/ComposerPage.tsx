@@ -284,7 +284,7 @@ export function ComposerPage({ from }: { from: string | null }) {
             disabled={!checked.ok || yamlError !== null || Boolean(sweep)}
             onClick={launch}
             data-testid="composer-launch"
-            title={sweep ? 'A sweep runs from the CLI: kbench sweep <file>' : 'Run this scenario now'}
+            title={sweep ? 'Run one scenario per sweep value, in turn' : 'Run this scenario now'}
           >
             ▶ Launch
           </button>

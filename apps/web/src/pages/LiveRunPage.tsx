@@ -1,7 +1,7 @@
 // A run as it happens: progress, headline figures and live charts; the summary when it ends.
 import type { Sample } from '@kbench/schema';
 import { useEffect, useMemo, useState } from 'react';
-import { type ApiError, api, type RunRecord } from '../api';
+import { type ApiError, api, type RunRecord, type SweepInfo } from '../api';
 import { ErrorNote, ProgressBar, Stat, StatusBadge } from '../components/bits';
 import { RunCharts } from '../components/RunCharts';
 import { SummaryTable } from '../components/SummaryTable';
@@ -38,6 +38,26 @@ function Headline({ last }: { last: Sample | undefined }) {
   );
 }
 
+/** The sweep this run belongs to, refreshed after it ends until the next run has started. */
+function useSweep(id: string, ended: boolean) {
+  const [sweep, setSweep] = useState<SweepInfo | null>(null);
+  useEffect(() => {
+    let cancelled = false;
+    const load = () =>
+      api.sweep(id).then(
+        (s) => !cancelled && setSweep(s),
+        () => !cancelled && setSweep(null),
+      );
+    void load();
+    const timer = ended ? setInterval(load, 1000) : undefined;
+    return () => {
+      cancelled = true;
+      clearInterval(timer);
+    };
+  }, [id, ended]);
+  return sweep;
+}
+
 export function LiveRunPage({ id }: { id: string }) {
   const live = useLiveRun(id);
   const [initial, setInitial] = useState<RunRecord | null>(null);
@@ -58,6 +78,7 @@ export function LiveRunPage({ id }: { id: string }) {
   const samples = finalSamples ?? live.samples;
   const last = live.samples[live.samples.length - 1];
   const ended = live.record !== null;
+  const sweep = useSweep(id, ended);
   const label = useMemo(() => record?.scenario.name, [record]);
 
   const stop = async () => {
@@ -84,6 +105,11 @@ export function LiveRunPage({ id }: { id: string }) {
             {record && <StatusBadge status={live.record?.status ?? 'running'} />}
           </h1>
           {record?.scenario.description && <p className="muted">{record.scenario.description}</p>}
+          {sweep && (
+            <p className="muted" data-testid="sweep-position">
+              Sweep over {sweep.knob}: run {sweep.ids.indexOf(id) + 1} of {sweep.total}
+            </p>
+          )}
         </div>
         <div className="actions">
           {!ended && (
@@ -96,6 +122,16 @@ export function LiveRunPage({ id }: { id: string }) {
             >
               {stopping ? 'Stopping…' : '■ Stop'}
             </button>
+          )}
+          {ended && sweep && !sweep.finished && sweep.ids.at(-1) !== id && (
+            <a className="btn primary" href={href.live(sweep.ids.at(-1) as string)} data-testid="sweep-next">
+              Next run of the sweep →
+            </a>
+          )}
+          {ended && sweep?.finished && sweep.ids.length > 1 && (
+            <a className="btn primary" href={href.compare(sweep.ids)} data-testid="sweep-compare">
+              Compare the sweep ({sweep.ids.length} runs)
+            </a>
           )}
           {ended && (
             <a className="btn" href={href.run(id)} data-testid="open-run">

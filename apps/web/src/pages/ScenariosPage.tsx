@@ -83,13 +83,13 @@ function ScenarioCard({
           type="button"
           className="btn primary"
           data-testid="run-scenario"
-          disabled={!entry.valid || busy || entry.outline?.sweep}
+          disabled={!entry.valid || busy}
           onClick={() => onRun(entry)}
           title={
             !entry.valid
               ? 'Fix the scenario file first'
               : entry.outline?.sweep
-                ? 'A sweep runs from the CLI: kbench sweep <file>'
+                ? `Run ${entry.path}: one run per sweep value, in turn`
                 : `Run ${entry.path}`
           }
         >
