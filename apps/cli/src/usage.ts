@@ -10,7 +10,7 @@ Usage:
   kbench sweep <scenario> [same options as run]      (a scenario with sweep: { knob, values })
   kbench list [--json] [--status S] [--search TEXT] [--limit N]
   kbench show <run-id> [--json]
-  kbench compare <run-id> <run-id>... [--json] [--svg DIR] [--png DIR]
+  kbench compare <run-id> <run-id>... [--json] [--svg DIR] [--png DIR] [--report FILE.html|.md]
   kbench export <run-id>... --csv|--svg|--png|--json [--out DIR]
   kbench rerun <run-id> [--json]                     (the stored resolved scenario, run again)
   kbench serve [--port 7420] [--scenarios DIR]

@@ -346,6 +346,17 @@ describe('chart images', () => {
     expect(res.body).toContain('second');
   });
 
+  it('writes a self-contained HTML report of a comparison', async () => {
+    const a = await storeFinishedRun(ws.history, 'ab11ee22ff33', 'report one');
+    const b = await storeFinishedRun(ws.history, 'ac11ff22aa33', 'report two');
+    const res = await call({ method: 'GET', url: `/api/compare/report.html?ids=${a.id},${b.id}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.body).toContain('report one');
+    expect(res.body).toContain('<svg');
+    expect(res.body).not.toMatch(/<script|src="http/);
+  });
+
   it('answers 404 for an unknown chart, naming the ones there are', async () => {
     const run = await storeFinishedRun(ws.history, 'ff11aa22bb33', 'one');
     const res = await call({ method: 'GET', url: `/api/charts/nope.svg?ids=${run.id}` });

@@ -8,4 +8,5 @@ export {
   recordsPerSecChart,
   runLabel,
 } from './compare.js';
+export { compareReportHtml, compareReportMarkdown, type ReportRun } from './report.js';
 export { DEFAULT_SVG_SIZE, renderSvg } from './svg.js';

@@ -1,6 +1,6 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { compareCharts, runLabel } from '@kbench/charts';
+import { compareCharts, compareReportHtml, compareReportMarkdown, runLabel } from '@kbench/charts';
 import type { History } from '@kbench/history';
 import { type RunRecord, scenarioDifferences } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
@@ -40,11 +40,35 @@ function headlineRows(runs: RunRecord[]): string[][] {
   ];
 }
 
+/** A self-contained HTML report, or Markdown with its chart SVGs beside it. */
+async function writeReport(history: History, runs: RunRecord[], file: string): Promise<void> {
+  const entries = await Promise.all(
+    runs.map(async (run) => ({ run, samples: await history.getSamples(run.id) })),
+  );
+  const now = new Date().toISOString();
+  const target = path.resolve(file);
+  await mkdir(path.dirname(target), { recursive: true });
+  if (/\.html?$/i.test(file)) {
+    await writeFile(target, compareReportHtml(entries, now));
+  } else if (/\.md$/i.test(file)) {
+    const prefix = path.basename(target).replace(/\.md$/i, '');
+    const { markdown, images } = compareReportMarkdown(entries, now, prefix);
+    await writeFile(target, markdown);
+    for (const image of images) await writeFile(path.join(path.dirname(target), image.file), image.svg);
+  } else {
+    throw new UsageError(
+      `kbench compare: --report takes a file ending in .html or .md (got ${JSON.stringify(file)})`,
+    );
+  }
+  process.stderr.write(`wrote the report to ${target}\n`);
+}
+
 export async function compareCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('compare', argv, {
     json: { type: 'boolean' },
     svg: { type: 'string' },
     png: { type: 'string' },
+    report: { type: 'string' },
   });
   if (positionals.length < 2 || positionals.length > 8) {
     throw new UsageError('kbench compare: give 2 to 8 run ids (see kbench list)');
@@ -66,6 +90,7 @@ export async function compareCommand(argv: string[]): Promise<number> {
     const files = await writeCharts(charts, path.resolve(dir), 'kbench-compare', format);
     process.stderr.write(`wrote ${files.length} ${format.toUpperCase()} charts to ${path.resolve(dir)}\n`);
   }
+  if (values.report !== undefined) await writeReport(history, runs, values.report);
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ runs, differences }, null, 2)}\n`);
     return 0;

@@ -1,6 +1,13 @@
 // Chart images, drawn on the server by the same @kbench/charts functions, with the same arguments,
 // as the web page that shows them: one run's charts, or a comparison of 2 to 8 runs.
-import { type ChartSpec, compareCharts, renderSvg, runCharts, runLabel } from '@kbench/charts';
+import {
+  type ChartSpec,
+  compareCharts,
+  compareReportHtml,
+  renderSvg,
+  runCharts,
+  runLabel,
+} from '@kbench/charts';
 import { renderPng } from '@kbench/charts/png';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http-error.js';
@@ -60,6 +67,33 @@ export async function chartRoutes(app: FastifyInstance): Promise<void> {
       reply.header('content-disposition', `attachment; filename="${file}"`);
       if (format === 'png') return reply.type('image/png').send(renderPng(chart.option));
       return reply.type('image/svg+xml; charset=utf-8').send(renderSvg(chart.option));
+    },
+  );
+
+  app.get<{ Querystring: { ids: string } }>(
+    '/api/compare/report.html',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          required: ['ids'],
+          properties: { ids: { type: 'string', pattern: IDS.source } },
+          additionalProperties: false,
+        },
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const entries = [];
+      for (const id of request.query.ids.split(',')) {
+        const run = await app.history.getRun(id);
+        if (!run) throw new HttpError(404, `no run ${id}`);
+        entries.push({ run, samples: await app.history.getSamples(run.id) });
+      }
+      reply.header('content-disposition', 'attachment; filename="kbench-comparison.html"');
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(compareReportHtml(entries, new Date().toISOString()));
     },
   );
 }

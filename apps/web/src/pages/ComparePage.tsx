@@ -67,6 +67,14 @@ export function ComparePage({ ids }: { ids: string[] }) {
     <div data-testid="compare-page">
       <div className="page-head">
         <h1>Compare {runs.length} runs</h1>
+        <a
+          className="btn"
+          href={`/api/compare/report.html?ids=${storedIds.join(',')}`}
+          download
+          data-testid="compare-report"
+        >
+          ⬇ HTML report
+        </a>
       </div>
       <Panel title="Headline figures (measured phase)" testId="compare-table">
         <table className="table">
