@@ -64,9 +64,9 @@ describe('kbench usage errors exit 2 with a message', () => {
   });
 
   it('a knob the engine cannot run yet', async () => {
-    const r = await kbench(['run', 'scenarios/quickstart.yaml', '--set', 'driver=native']);
+    const r = await kbench(['run', 'scenarios/quickstart.yaml', '--set', 'cluster.nodes=3']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('driver:');
+    expect(r.stderr).toContain('cluster.nodes:');
   });
 
   it('missing scenario file', async () => {

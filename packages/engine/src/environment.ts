@@ -39,7 +39,9 @@ export function captureEnvironment(
     versions: {
       node: process.versions.node,
       kbench: KBENCH_VERSION,
-      kafkajs: packageVersion('kafkajs'),
+      ...(scenario.driver === 'kafkajs'
+        ? { kafkajs: packageVersion('kafkajs') }
+        : { loadgen: `kbench-loadgen ${packageVersion('@kbench/broker-native')}` }),
       broker:
         target.kind === 'bundled' ? `kbench-broker ${packageVersion('@kbench/broker-native')}` : 'external',
     },

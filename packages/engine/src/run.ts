@@ -13,6 +13,7 @@ import { createTopics } from './admin.js';
 import { type LoadClients, type LoadDriver, shares } from './drivers/driver.js';
 import type { Log } from './drivers/kafkajs/client.js';
 import { kafkajsDriver } from './drivers/kafkajs/index.js';
+import { nativeDriver } from './drivers/native.js';
 import { captureEnvironment } from './environment.js';
 import { findMaxRate } from './find-max.js';
 import { Meter } from './meter.js';
@@ -138,7 +139,7 @@ export class ScenarioRun extends EventEmitter {
   };
 
   private driver(): LoadDriver {
-    return kafkajsDriver(this.log);
+    return this.scenario.driver === 'native' ? nativeDriver() : kafkajsDriver(this.log);
   }
 
   async execute(): Promise<RunOutcome> {

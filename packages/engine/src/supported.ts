@@ -13,14 +13,22 @@ export function unsupportedIssues(s: Scenario): ScenarioIssue[] {
       `must be bundled or bootstrap servers as host:port[,host:port] (got ${JSON.stringify(s.target)}); the managed kafka target and named profiles are not available yet`,
     );
   }
-  if (s.driver !== 'kafkajs') not('driver', 'only the kafkajs driver is available in this version');
   if (s.cluster.nodes !== 1) not('cluster.nodes', 'the bundled broker runs a single node in this version');
   if (s.cluster.fsync !== 'none') not('cluster.fsync', 'only none (page cache) is available in this version');
   if (s.producers.rate === 'find-max' && s.producers.count === 0) {
     not('producers.rate', 'find-max needs at least one producer');
   }
-  if (!['none', 'gzip'].includes(s.producers.compression)) {
-    not('producers.compression', 'the kafkajs driver supports none and gzip in this version');
+  if (s.driver === 'kafkajs' && !['none', 'gzip'].includes(s.producers.compression)) {
+    not(
+      'producers.compression',
+      'the kafkajs driver supports none and gzip; the native driver supports all codecs',
+    );
+  }
+  if (s.driver === 'native' && s.producers.idempotence && s.producers.acks !== 'all') {
+    not(
+      'producers.idempotence',
+      'an idempotent producer needs producers.acks all (as the Java client requires)',
+    );
   }
   if (s.faults.length > 0) not('faults', 'fault injection needs the multi-node cluster, not available yet');
   return issues;

@@ -142,7 +142,9 @@ describe('ScenarioRun against the bundled broker', () => {
   });
 
   it('refuses what this engine cannot run, naming the field', () => {
-    expect(() => new ScenarioRun(parseScenario({ driver: 'native' }), { runId: 'x' })).toThrow(ScenarioError);
+    expect(() => new ScenarioRun(parseScenario({ cluster: { nodes: 3 } }), { runId: 'x' })).toThrow(
+      ScenarioError,
+    );
     try {
       new ScenarioRun(parseScenario({ faults: [{ at: '1s', action: 'kill', node: 1 }] }), { runId: 'x' });
     } catch (err) {
@@ -159,6 +161,45 @@ describe('ScenarioRun against the bundled broker', () => {
     const outcome = await live.execute();
     expect(outcome.status).toBe('stopped');
     expect(outcome.samples.length).toBeLessThan(5);
+  });
+});
+
+describe('the native driver', () => {
+  it('produces and consumes through the Rust load engine, with latencies merged into one summary', async () => {
+    const outcome = await run({
+      driver: 'native',
+      duration: '3s',
+      warmup: '1s',
+      topics: { partitions: 6 },
+      producers: { count: 1, messageSize: 100, compression: 'lz4', lingerMs: 1 },
+      consumers: { count: 1 },
+    });
+    expect(outcome.status, String(outcome.error)).toBe('completed');
+    const summary = outcome.summary!;
+    expect(summary.produced.records).toBeGreaterThan(0);
+    expect(summary.consumed.records).toBeGreaterThan(0);
+    expect(summary.publishLatencyMs?.count).toBe(summary.produced.records);
+    expect(summary.endToEndLatencyMs?.p99).toBeGreaterThan(0);
+    expect(outcome.environment.driver).toBe('native');
+    expect(outcome.environment.versions.loadgen).toMatch(/kbench-loadgen/);
+  });
+
+  it('sends exactly the requested number of records across producers', async () => {
+    const outcome = await run({
+      driver: 'native',
+      records: 100_001,
+      producers: { count: 2, acks: 'all', idempotence: true },
+    });
+    expect(outcome.status, String(outcome.error)).toBe('completed');
+    expect(outcome.samples.reduce((n, s) => n + s.producedRecords, 0)).toBe(100_001);
+  });
+
+  it('keeps to a fixed rate', async () => {
+    const outcome = await run({ driver: 'native', duration: '3s', producers: { rate: 20_000 } });
+    expect(outcome.status, String(outcome.error)).toBe('completed');
+    const total = outcome.samples.reduce((n, s) => n + s.producedRecords, 0);
+    expect(total).toBeGreaterThan(0);
+    expect(total).toBeLessThanOrEqual(60_000 + 200);
   });
 });
 

@@ -1,0 +1,121 @@
+// The native driver: producers and consumers from the Rust load engine (broker-native/crates/loadgen),
+// for rates kafkajs cannot reach. Its histograms use the same buckets as ours, so they merge exactly.
+import { NativeConsumer, type NativeInterval, NativeProducer } from '@kbench/broker-native';
+import { type ClientInterval, emptyInterval } from '../interval.js';
+import type { ConsumersPlan, LoadClients, LoadDriver, ProducersPlan } from './driver.js';
+import { mergeIntervals } from './kafkajs/index.js';
+
+const ACKS = { 0: 0, 1: 1, all: -1 } as const;
+
+function toInterval(n: NativeInterval): ClientInterval {
+  return {
+    records: n.records,
+    valueBytes: n.valueBytes,
+    errors: n.errors,
+    latency: {
+      buckets: n.latencyBuckets,
+      counts: n.latencyCounts,
+      count: n.latencyCount,
+      sum: n.latencySumMicros,
+      max: n.latencyMaxMicros,
+    },
+    busy: null,
+  };
+}
+
+interface NativeClient {
+  takeInterval(): NativeInterval;
+  stop(): Promise<void>;
+  lastError(): string | null;
+}
+
+/** A set of native clients; producers are created on start() so that they begin sending then. */
+class NativeSet implements LoadClients {
+  private clients: NativeClient[] = [];
+  private resolveFinished!: () => void;
+  readonly finished = new Promise<void>((resolve) => {
+    this.resolveFinished = resolve;
+  });
+  private error: string | null = null;
+  private starting: Promise<void> | null = null;
+
+  constructor(private readonly create: (() => Promise<NativeClient & { finished?(): Promise<void> }>)[]) {}
+
+  /** Consumers are ready once their start offsets are known, so they are created up front. */
+  async createNow(): Promise<this> {
+    this.clients = await Promise.all(this.create.map((make) => make()));
+    return this;
+  }
+
+  start(): void {
+    this.starting ??= (async () => {
+      try {
+        const producers = await Promise.all(this.create.map((make) => make()));
+        this.clients = producers;
+        await Promise.all(producers.map((p) => p.finished?.()));
+      } catch (err) {
+        this.error = err instanceof Error ? err.message : String(err);
+      }
+      this.resolveFinished();
+    })();
+  }
+
+  async take(): Promise<ClientInterval> {
+    if (this.clients.length === 0) return emptyInterval();
+    return mergeIntervals(this.clients.map((c) => toInterval(c.takeInterval())));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.clients.map((c) => c.stop()));
+    this.resolveFinished();
+  }
+
+  lastError(): string | null {
+    return this.error ?? this.clients.map((c) => c.lastError()).find((e) => e) ?? null;
+  }
+}
+
+export function nativeDriver(): LoadDriver {
+  return {
+    name: 'native',
+    async startProducers(plan: ProducersPlan) {
+      const c = plan.config;
+      const size = c.messageSize;
+      const makers = Array.from(
+        { length: c.count },
+        (_, i) => () =>
+          NativeProducer.start({
+            bootstrap: plan.bootstrap,
+            topics: plan.topics,
+            acks: ACKS[c.acks],
+            messageSize: typeof size === 'number' ? size : size.min,
+            ...(typeof size === 'number' ? {} : { messageSizeMax: size.max }),
+            keys: c.keys,
+            compression: c.compression,
+            batchSize: c.batchSize,
+            lingerMs: c.lingerMs,
+            maxInFlight: c.maxInFlight,
+            idempotence: c.idempotence,
+            ...(plan.ratePerSec === null ? {} : { ratePerSec: plan.ratePerSec }),
+            ...(plan.recordsEach ? { records: plan.recordsEach[i] ?? 0 } : {}),
+            ...(plan.durationMs === null ? {} : { durationMs: plan.durationMs }),
+          }),
+      );
+      return new NativeSet(makers);
+    },
+    async startConsumers(plan: ConsumersPlan) {
+      const makers = Array.from(
+        { length: plan.count },
+        (_, i) => () =>
+          NativeConsumer.start({
+            bootstrap: plan.bootstrap,
+            topics: plan.topics,
+            fromBeginning: plan.fromBeginning,
+            memberIndex: i,
+            members: plan.count,
+          }),
+      );
+      return new NativeSet(makers).createNow();
+    },
+  };
+}
