@@ -31,3 +31,6 @@ export {
   serverProperties,
   startApacheKafka,
 } from './server.js';
+export { type BundledBroker, bundledBrokerBinary, startBundledBroker } from './bundled.js';
+export { replaceSection } from './bench/doc.js';
+export { describeMachine } from './bench/machine.js';
