@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import { KAFKA_VERSION } from '@kbench/apache-kafka';
 import type { Environment, Scenario } from '@kbench/schema';
 
 const require = createRequire(import.meta.url);
@@ -43,7 +44,11 @@ export function captureEnvironment(
         ? { kafkajs: packageVersion('kafkajs') }
         : { loadgen: `kbench-loadgen ${packageVersion('@kbench/broker-native')}` }),
       broker:
-        target.kind === 'bundled' ? `kbench-broker ${packageVersion('@kbench/broker-native')}` : 'external',
+        target.kind === 'bundled'
+          ? `kbench-broker ${packageVersion('@kbench/broker-native')}`
+          : target.kind === 'kafka'
+            ? `Apache Kafka ${KAFKA_VERSION}`
+            : 'external',
     },
     target: target.kind,
     bootstrap: target.bootstrap,

@@ -82,8 +82,8 @@ class RecordedRun extends EventEmitter implements LiveRun {
       scenario: this.scenario,
       source: source ?? null,
       environment: captureEnvironment(this.scenario, {
-        kind: this.scenario.target === 'bundled' ? 'bundled' : 'external',
-        bootstrap: this.scenario.target,
+        kind: ['bundled', 'kafka'].includes(this.scenario.target) ? this.scenario.target : 'external',
+        bootstrap: ['bundled', 'kafka'].includes(this.scenario.target) ? '' : this.scenario.target,
       }),
       summary: null,
       error: null,

@@ -97,7 +97,7 @@ export class ScenarioRun extends EventEmitter {
     this.durationMs = scenario.duration === undefined ? null : (parseDurationMs(scenario.duration) ?? null);
     this.meter = new Meter(scenario.consumers.count > 0 ? scenario.consumers.groups : 0);
     this.environment = captureEnvironment(scenario, {
-      kind: scenario.target === 'bundled' ? 'bundled' : 'external',
+      kind: scenario.target === 'bundled' || scenario.target === 'kafka' ? scenario.target : 'external',
       bootstrap: '',
     });
   }
@@ -154,7 +154,9 @@ export class ScenarioRun extends EventEmitter {
       this.meter.brokerInProcess = target.kind === 'bundled';
       if (this.stopRequested) return this.finish('stopped', null);
       this.setPhase('setup');
-      await createTopics(target.bootstrap, `${name}-admin`, topics, s.topics, this.log);
+      // Idle topics only sit on the broker (the 2016 topic-count benchmark); load never touches them.
+      const idle = Array.from({ length: s.topics.idle }, (_, i) => `${name}-idle-${i}`);
+      await createTopics(target.bootstrap, `${name}-admin`, [...topics, ...idle], s.topics, this.log);
       const driver = this.driver();
       if (s.consumers.backlog > 0) await this.preload(driver, target.bootstrap, topics, `${name}-preload`);
       const groups = s.consumers.count > 0 ? s.consumers.groups : 0;

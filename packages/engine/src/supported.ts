@@ -7,13 +7,13 @@ const BOOTSTRAP = /^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/;
 export function unsupportedIssues(s: Scenario): ScenarioIssue[] {
   const issues: ScenarioIssue[] = [];
   const not = (path: string, message: string) => issues.push({ path, message });
-  if (s.target !== 'bundled' && !BOOTSTRAP.test(s.target)) {
+  if (s.target !== 'bundled' && s.target !== 'kafka' && !BOOTSTRAP.test(s.target)) {
     not(
       'target',
-      `must be bundled or bootstrap servers as host:port[,host:port] (got ${JSON.stringify(s.target)}); the managed kafka target and named profiles are not available yet`,
+      `must be bundled, kafka (a managed Apache Kafka on this machine) or bootstrap servers host:port[,host:port] (got ${JSON.stringify(s.target)}); named profiles are not available yet`,
     );
   }
-  if (s.cluster.nodes !== 1) not('cluster.nodes', 'the bundled broker runs a single node in this version');
+  if (s.cluster.nodes !== 1) not('cluster.nodes', 'the bundled and kafka targets run a single node in this version');
   if (s.cluster.fsync !== 'none') not('cluster.fsync', 'only none (page cache) is available in this version');
   if (s.producers.rate === 'find-max' && s.producers.count === 0) {
     not('producers.rate', 'find-max needs at least one producer');
