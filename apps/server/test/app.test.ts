@@ -324,6 +324,28 @@ describe('stored runs', () => {
   });
 });
 
+describe('tags and notes', () => {
+  it('are set on a stored run and found by search', async () => {
+    const run = await storeFinishedRun(ws.history, 'ba11cc22dd33', 'tagged run');
+    const res = await call({
+      method: 'PATCH',
+      url: `/api/runs/${run.id}`,
+      payload: { tags: ['baseline', 'acks=1'], notes: 'before the fix' },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ tags: ['baseline', 'acks=1'], notes: 'before the fix' });
+    const found = await call({ method: 'GET', url: '/api/runs?search=baseline' });
+    expect(found.json().map((r: { id: string }) => r.id)).toContain(run.id);
+  });
+
+  it('refuses a tag with a comma, naming the field', async () => {
+    const run = await storeFinishedRun(ws.history, 'bb11cc22dd33', 'bad tag');
+    const res = await call({ method: 'PATCH', url: `/api/runs/${run.id}`, payload: { tags: ['a,b'] } });
+    expect(res.statusCode).toBe(400);
+    expect(JSON.stringify(res.json())).toContain('tags');
+  });
+});
+
 describe('chart images', () => {
   it('draws one run’s charts as SVG and PNG, named for download', async () => {
     const run = await storeFinishedRun(ws.history, 'cc11dd22ee33', 'charted run');

@@ -103,6 +103,8 @@ export const api = {
   samples: (id: string) => request<Sample[]>('GET', `/api/runs/${enc(id)}/samples`),
   sweep: (id: string) => request<SweepInfo>('GET', `/api/runs/${enc(id)}/sweep`),
   stopRun: (id: string) => request<{ id: string }>('POST', `/api/runs/${enc(id)}/stop`),
+  updateRun: (id: string, change: { tags?: string[]; notes?: string }) =>
+    request<RunRecord>('PATCH', `/api/runs/${enc(id)}`, change),
   deleteRun: (id: string) => request<{ deleted: string }>('DELETE', `/api/runs/${enc(id)}`),
   eventsUrl: (id: string) => `/api/runs/${enc(id)}/events`,
   csvUrl: (id: string) => `/api/runs/${enc(id)}/samples.csv`,

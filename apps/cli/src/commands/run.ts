@@ -8,6 +8,7 @@ import {
   formatDurationMs,
   parseDurationMs,
   parseScenario,
+  parseSizeBytes,
   type RunRecord,
   readScenarioText,
   type Scenario,
@@ -19,10 +20,24 @@ import { ProgressLine } from '../progress.js';
 import { UsageError } from '../usage.js';
 
 const QUICK = { durationMs: 10_000, warmupMs: 2_000, records: 100_000 };
+/** Sizes --quick also caps, so setup (a preloaded backlog, thousands of idle topics) stays short too. */
+const QUICK_CAPS: Record<string, number> = { 'consumers.backlog': 64 * 1024 * 1024, 'topics.idle': 1000 };
 
 /** --quick: the same scenario, short enough for CI. */
 export function quickVersion(raw: Record<string, unknown>, parsed: Scenario): Record<string, unknown> {
   let out = raw;
+  if (parsed.consumers.backlog > (QUICK_CAPS['consumers.backlog'] ?? 0))
+    out = setKnob(out, 'consumers.backlog', QUICK_CAPS['consumers.backlog']);
+  if (parsed.topics.idle > (QUICK_CAPS['topics.idle'] ?? 0)) out = setKnob(out, 'topics.idle', QUICK_CAPS['topics.idle']);
+  const cap = parsed.sweep ? QUICK_CAPS[parsed.sweep.knob] : undefined;
+  if (parsed.sweep && cap !== undefined) {
+    // Scaled, not clipped, so a sweep of sizes keeps its order and its distinct values.
+    const sizes = parsed.sweep.values.map((v) => parseSizeBytes(v) ?? 0);
+    const largest = Math.max(...sizes);
+    if (largest > cap) {
+      out = setKnob(out, 'sweep.values', sizes.map((v) => Math.max(v === 0 ? 0 : 1, Math.round((v * cap) / largest))));
+    }
+  }
   const duration = parsed.duration === undefined ? undefined : parseDurationMs(parsed.duration);
   if (duration !== undefined && duration > QUICK.durationMs)
     out = setKnob(out, 'duration', formatDurationMs(QUICK.durationMs));
@@ -90,7 +105,7 @@ function report(results: RunRecord[], json: boolean): number {
 }
 
 /** Runs resolved scenarios one after another with a progress line each; Ctrl-C stops cleanly. */
-async function runPlans(plans: Scenario[], source: string | null, json: boolean): Promise<RunRecord[]> {
+export async function runPlans(plans: Scenario[], source: string | null, json: boolean): Promise<RunRecord[]> {
   const history = await History.open();
   const results: RunRecord[] = [];
   let interrupted = false;

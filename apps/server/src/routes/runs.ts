@@ -191,6 +191,36 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
+  app.patch<IdParams & { Body: { tags?: string[]; notes?: string } }>(
+    '/api/runs/:id',
+    {
+      schema: {
+        params: runIdParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          minProperties: 1,
+          properties: {
+            tags: {
+              type: 'array',
+              maxItems: 50,
+              items: { type: 'string', minLength: 1, maxLength: 60, pattern: '^[^,\\s][^,]*$' },
+            },
+            notes: { type: 'string', maxLength: 20_000 },
+          },
+        },
+        response: { 200: runRecord, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const record = await findRun(request.params.id);
+      if (request.body.tags !== undefined)
+        await app.history.setTags(record.id, [...new Set(request.body.tags.map((t) => t.trim()))]);
+      if (request.body.notes !== undefined) await app.history.setNotes(record.id, request.body.notes);
+      return findRun(record.id);
+    },
+  );
+
   app.delete<IdParams>(
     '/api/runs/:id',
     {

@@ -1,10 +1,19 @@
 // Every stored run, newest first; a row opens the run.
 import { RUN_STATUSES } from '@kbench/schema';
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { api, type RunListItem, type RunStatus } from '../api';
 import { Empty, ErrorNote, StatusBadge } from '../components/bits';
 import { formatDateTime, formatMBPerSec, formatMs, formatRecordsPerSec } from '../format';
 import { href, navigate } from '../router';
+
+type SortKey = 'name' | 'startedAt' | 'rate' | 'mbps' | 'p99';
+const SORT_VALUE: Record<SortKey, (r: RunListItem) => string | number> = {
+  name: (r) => r.name.toLowerCase(),
+  startedAt: (r) => r.startedAt,
+  rate: (r) => r.summary?.produced.recordsPerSec ?? -1,
+  mbps: (r) => r.summary?.produced.mbPerSec ?? -1,
+  p99: (r) => r.summary?.publishLatencyMs?.p99 ?? Number.POSITIVE_INFINITY,
+};
 
 export function HistoryPage() {
   const [runs, setRuns] = useState<RunListItem[] | null>(null);
@@ -12,6 +21,31 @@ export function HistoryPage() {
   const [search, setSearch] = useState('');
   const [status, setStatus] = useState<RunStatus | ''>('');
   const [selected, setSelected] = useState<string[]>([]);
+  const [sort, setSort] = useState<{ key: SortKey; desc: boolean }>({ key: 'startedAt', desc: true });
+  const sorted = useMemo(() => {
+    const value = SORT_VALUE[sort.key];
+    return [...(runs ?? [])].sort((a, b) => {
+      const [x, y] = [value(a), value(b)];
+      const order = x < y ? -1 : x > y ? 1 : 0;
+      return sort.desc ? -order : order;
+    });
+  }, [runs, sort]);
+  const header = (key: SortKey, label: string, numeric = false) => (
+    <th
+      className={numeric ? 'num' : ''}
+      aria-sort={sort.key === key ? (sort.desc ? 'descending' : 'ascending') : 'none'}
+    >
+      <button
+        type="button"
+        className="sort"
+        onClick={() => setSort((s) => ({ key, desc: s.key === key ? !s.desc : key !== 'name' }))}
+        data-testid={`sort-${key}`}
+      >
+        {label}
+        {sort.key === key ? (sort.desc ? ' ▼' : ' ▲') : ''}
+      </button>
+    </th>
+  );
   const toggle = (id: string) =>
     setSelected((now) => (now.includes(id) ? now.filter((x) => x !== id) : [...now, id].slice(-8)));
 
@@ -84,18 +118,18 @@ export function HistoryPage() {
           <thead>
             <tr>
               <th className="select" aria-label="Select for comparison" />
-              <th>Name</th>
+              {header('name', 'Name')}
               <th>Target</th>
               <th>Driver</th>
-              <th>Started</th>
+              {header('startedAt', 'Started')}
               <th>Status</th>
-              <th className="num">Produced</th>
-              <th className="num">Value bytes</th>
-              <th className="num">Publish p99</th>
+              {header('rate', 'Produced', true)}
+              {header('mbps', 'Value bytes', true)}
+              {header('p99', 'Publish p99', true)}
             </tr>
           </thead>
           <tbody>
-            {runs.map((run) => {
+            {sorted.map((run) => {
               const to = run.status === 'running' ? href.live(run.id) : href.run(run.id);
               return (
                 <tr

@@ -36,6 +36,50 @@ function EnvironmentTable({ record }: { record: RunRecord }) {
   );
 }
 
+/** Tags (comma-separated) and free notes, saved to the history when the field loses focus. */
+function RunLabels({ record, onChange }: { record: RunRecord; onChange: (r: RunRecord) => void }) {
+  const [tags, setTags] = useState(record.tags.join(', '));
+  const [notes, setNotes] = useState(record.notes);
+  const [error, setError] = useState<Error | null>(null);
+  const save = (change: { tags?: string[]; notes?: string }) =>
+    api.updateRun(record.id, change).then((r) => {
+      setError(null);
+      onChange(r);
+    }, setError);
+  return (
+    <div className="labels" data-testid="run-labels">
+      <label>
+        Tags
+        <input
+          value={tags}
+          placeholder="baseline, acks=all"
+          onChange={(e) => setTags(e.target.value)}
+          onBlur={() =>
+            save({
+              tags: tags
+                .split(',')
+                .map((t) => t.trim())
+                .filter(Boolean),
+            })
+          }
+          data-testid="run-tags"
+        />
+      </label>
+      <label>
+        Notes
+        <input
+          value={notes}
+          placeholder="What changed, what to look at"
+          onChange={(e) => setNotes(e.target.value)}
+          onBlur={() => save({ notes })}
+          data-testid="run-notes"
+        />
+      </label>
+      {error && <span className="field-error">{error.message}</span>}
+    </div>
+  );
+}
+
 export function RunPage({ id }: { id: string }) {
   const [record, setRecord] = useState<RunRecord | null>(null);
   const [samples, setSamples] = useState<Sample[] | null>(null);
@@ -101,6 +145,7 @@ export function RunPage({ id }: { id: string }) {
           </button>
         </div>
       </div>
+      <RunLabels record={record} onChange={setRecord} />
       {record.error && <ErrorNote error={record.error} />}
       {record.summary ? (
         <SummaryTable summary={record.summary} />
