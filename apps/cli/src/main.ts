@@ -4,6 +4,7 @@ import { brokerCommand } from './commands/broker.js';
 import { compareCommand } from './commands/compare.js';
 import { exportCommand } from './commands/export.js';
 import { listCommand } from './commands/list.js';
+import { reproduceCommand } from './commands/reproduce.js';
 import { rerunCommand, runCommand, sweepCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
 import { showCommand } from './commands/show.js';
@@ -17,6 +18,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   show: showCommand,
   compare: compareCommand,
   export: exportCommand,
+  reproduce: reproduceCommand,
   serve: serveCommand,
   broker: brokerCommand,
 };

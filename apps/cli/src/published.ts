@@ -111,7 +111,8 @@ export function parsePublished(text: string, source = 'published.yaml'): Publish
   };
   if (!isObj(raw)) throw new PublishedError(`${source}: must be an object with title and experiments`);
   const experimentsRaw = raw.experiments;
-  if (!Array.isArray(experimentsRaw) || experimentsRaw.length === 0) bad('experiments', 'must list experiments');
+  if (!Array.isArray(experimentsRaw) || experimentsRaw.length === 0)
+    bad('experiments', 'must list experiments');
   const experiments = (Array.isArray(experimentsRaw) ? experimentsRaw : []).map((e, i): Experiment => {
     const at = `experiments[${i}].`;
     if (!isObj(e)) {
@@ -127,7 +128,9 @@ export function parsePublished(text: string, source = 'published.yaml'): Publish
     figureList.forEach((f, j) => {
       if (!METRICS.includes(f)) bad(`${at}figures[${j}]`, `unknown metric ${JSON.stringify(f)}`);
     });
-    const checks = (Array.isArray(e.checks) ? e.checks : []).map((c, j) => parseRule(c, `${at}checks[${j}]`, bad));
+    const checks = (Array.isArray(e.checks) ? e.checks : []).map((c, j) =>
+      parseRule(c, `${at}checks[${j}]`, bad),
+    );
     if (e.checks !== undefined && !Array.isArray(e.checks)) bad(`${at}checks`, 'must be a list of rules');
     return {
       scenario: str(e, 'scenario', at),
@@ -156,13 +159,15 @@ function parseRule(input: unknown, at: string, bad: (path: string, message: stri
   if (!says) bad(`${at}.says`, 'must say in words what the rule checks');
   const metricOf = (o: Obj, path: string): string => {
     const m = String(o.metric);
-    if (!METRICS.includes(m)) bad(`${path}.metric`, `unknown metric ${JSON.stringify(o.metric)}; known: ${METRICS.join(', ')}`);
+    if (!METRICS.includes(m))
+      bad(`${path}.metric`, `unknown metric ${JSON.stringify(o.metric)}; known: ${METRICS.join(', ')}`);
     return m;
   };
   const tolerance = (o: Obj, path: string): number => {
     if (o.tolerance === undefined) return 0.1;
     const t = Number(o.tolerance);
-    if (!(t >= 0 && t < 1)) bad(`${path}.tolerance`, `must be a fraction from 0 to 1 (got ${JSON.stringify(o.tolerance)})`);
+    if (!(t >= 0 && t < 1))
+      bad(`${path}.tolerance`, `must be a fraction from 0 to 1 (got ${JSON.stringify(o.tolerance)})`);
     return t;
   };
   if (isObj(input.expect)) {
@@ -252,13 +257,19 @@ function evaluateCompare(rule: CompareRule, runs: MeasuredRun[]): Verdict {
   const a = findRun(rule.a, runs);
   const b = findRun(rule.b, runs);
   const missing = [!a && rule.a, !b && rule.b].filter(Boolean);
-  if (missing.length > 0) return { says: rule.says, matches: null, detail: `not checked: ${missing.join(' and ')} not run` };
+  if (missing.length > 0)
+    return { says: rule.says, matches: null, detail: `not checked: ${missing.join(' and ')} not run` };
   const va = metricValue(a?.summary ?? null, rule.metric);
   const vb = metricValue(b?.summary ?? null, rule.metric);
   if (va === null || vb === null)
-    return { says: rule.says, matches: null, detail: `not checked: ${metricLabel(rule.metric)} not measured` };
+    return {
+      says: rule.says,
+      matches: null,
+      detail: `not checked: ${metricLabel(rule.metric)} not measured`,
+    };
   const relative = Math.abs(va - vb) / Math.max(Math.abs(va), Math.abs(vb), Number.MIN_VALUE);
-  const matches = rule.expect === 'higher' ? va > vb : rule.expect === 'lower' ? va < vb : relative <= rule.tolerance;
+  const matches =
+    rule.expect === 'higher' ? va > vb : rule.expect === 'lower' ? va < vb : relative <= rule.tolerance;
   const detail = `${metricLabel(rule.metric)} ${fmt(va)} (${rule.a}) vs ${fmt(vb)} (${rule.b})`;
   return { says: rule.says, matches, detail };
 }
@@ -280,7 +291,11 @@ function evaluateExpect(rule: ExpectRule, own: string, runs: MeasuredRun[]): Ver
       .filter((p): p is { at: string; value: number } => p.value !== null);
   }
   if (series.length < 2)
-    return { says: rule.says, matches: null, detail: `not checked: fewer than two measured points across ${rule.across}` };
+    return {
+      says: rule.says,
+      matches: null,
+      detail: `not checked: fewer than two measured points across ${rule.across}`,
+    };
   const values = series.map((p) => p.value);
   const first = values[0] as number;
   const last = values[values.length - 1] as number;

@@ -12,6 +12,7 @@ Usage:
   kbench show <run-id> [--json]
   kbench compare <run-id> <run-id>... [--json] [--svg DIR] [--png DIR] [--report FILE.html|.md]
   kbench export <run-id>... --csv|--svg|--png|--json [--out DIR]
+  kbench reproduce <folder>|--all [--quick] [--out DIR]  (a published benchmark: runs and a report)
   kbench rerun <run-id> [--json]                     (the stored resolved scenario, run again)
   kbench serve [--port 7420] [--scenarios DIR]
   kbench broker [--port 9092] [--data-dir DIR] [--nodes 1]

@@ -1,6 +1,6 @@
 // The four time charts of a run, and the set a run page shows.
-import type { Sample } from '@kbench/schema';
-import { type ChartSpec, perSecond, type RunSeries, timeChart } from './common.js';
+import { parseDurationMs, type Sample } from '@kbench/schema';
+import { type ChartSpec, type FaultMark, perSecond, type RunSeries, timeChart } from './common.js';
 
 const MIB = 1024 * 1024;
 
@@ -39,11 +39,21 @@ export function backlogChart(runs: RunSeries[]): ChartSpec {
 }
 
 /** The charts a run page shows, in order: throughput, bandwidth, latency, backlog. */
-export function runCharts(samples: Sample[], label = 'run'): ChartSpec[] {
-  const runs = [{ label, samples }];
+export function runCharts(samples: Sample[], label = 'run', faults: FaultMark[] = []): ChartSpec[] {
+  const runs = [{ label, samples, faults }];
   return [throughputChart(runs), bandwidthChart(runs), latencyChart(runs), backlogChart(runs)];
 }
 
 function mib(bytesPerSecond: number | null): number | null {
   return bytesPerSecond === null ? null : bytesPerSecond / MIB;
+}
+
+/** The fault timeline of a scenario as chart markers (seconds from the start of load). */
+export function faultMarks(scenario: {
+  faults?: { at: string; action: string; node: number | string; for?: string }[];
+}): FaultMark[] {
+  return (scenario.faults ?? []).map((f) => ({
+    t: (parseDurationMs(f.at) ?? 0) / 1000,
+    label: `${f.action} ${typeof f.node === 'number' ? `node ${f.node}` : f.node}${f.for ? ` for ${f.for}` : ''}`,
+  }));
 }

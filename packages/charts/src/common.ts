@@ -14,6 +14,13 @@ export interface ChartSpec {
 export interface RunSeries {
   label: string;
   samples: Sample[];
+  /** Faults of the run's timeline, drawn as vertical markers at their time (seconds). */
+  faults?: FaultMark[];
+}
+
+export interface FaultMark {
+  t: number;
+  label: string;
 }
 
 /** Every colour a chart uses. With one run each metric takes a colour; with several, each run does. */
@@ -73,6 +80,7 @@ export function timeChart(chart: TimeChart, runs: RunSeries[], metrics: Metric[]
         color,
         lineStyle: { color, type: metric.lineType ?? 'solid', width: metric.width ?? 2 },
         ...(i === 0 ? warmupArea(run.samples) : {}),
+        ...(i === 0 && run.faults?.length ? faultLines(run.faults) : {}),
       });
     }
   });
@@ -117,6 +125,19 @@ function points(samples: Sample[], metric: Metric, log = false): [number, number
     const value = metric.value(sample);
     return [sample.t, value === null || !Number.isFinite(value) || (log && value <= 0) ? null : value];
   });
+}
+
+/** A dashed vertical line per fault, labelled with what it was. */
+function faultLines(faults: FaultMark[]): Pick<LineSeriesOption, 'markLine'> {
+  return {
+    markLine: {
+      silent: true,
+      symbol: 'none',
+      lineStyle: { color: '#dc2626', type: 'dashed', width: 1 },
+      label: { formatter: '{b}', color: '#dc2626', position: 'insideEndTop' },
+      data: faults.map((f) => ({ name: f.label, xAxis: f.t })),
+    },
+  };
 }
 
 /** A shaded area over the warm-up seconds: from the start of the first warm-up interval to the end of the last. */

@@ -1,5 +1,5 @@
 // Charts that put finished runs side by side: the percentile ladder and the headline figures.
-import type { LatencySummary, RunSummary, Sample } from '@kbench/schema';
+import { type LatencySummary, type RunSummary, type Sample, scenarioDifferences } from '@kbench/schema';
 import type { BarSeriesOption, EChartsOption, LineSeriesOption } from 'echarts';
 import { backlogChart, latencyChart, throughputChart } from './charts.js';
 import { type ChartSpec, PALETTE } from './common.js';
@@ -8,6 +8,8 @@ export interface RunResult {
   label: string;
   summary: RunSummary | null;
   samples: Sample[];
+  /** The run's resolved scenario: when exactly one setting differs between runs (a sweep), a curve against it is drawn. */
+  scenario?: unknown;
 }
 
 const LADDER: { key: keyof LatencySummary; name: string }[] = [
@@ -111,6 +113,44 @@ export function publishP99Chart(runs: RunResult[]): ChartSpec {
   return barsChart('publish-p99', 'Publish latency p99', 'ms', runs, (s) => s.publishLatencyMs?.p99 ?? null);
 }
 
+/**
+ * Records/s and publish p99 against the one setting the runs differ in (a sweep's knob), in the
+ * runs' order: the sweep's answer at a glance.
+ */
+export function knobChart(runs: RunResult[], knob: string, values: string[]): ChartSpec {
+  const title = `Against ${knob}`;
+  return {
+    id: 'knob-curve',
+    title,
+    option: {
+      ...base(title),
+      legend: { top: 28, data: ['produced rec/s', 'publish p99'] },
+      grid: { left: 72, right: 72, top: 72, bottom: 56 },
+      xAxis: { type: 'category', name: knob, nameLocation: 'middle', nameGap: 30, data: values },
+      yAxis: [
+        { type: 'value', name: 'rec/s', nameLocation: 'end', min: 0 },
+        { type: 'value', name: 'ms', nameLocation: 'end', min: 0, splitLine: { show: false } },
+      ],
+      series: [
+        {
+          type: 'line',
+          name: 'produced rec/s',
+          color: PALETTE[0],
+          data: runs.map((r) => (r.summary ? Math.round(r.summary.produced.recordsPerSec) : null)),
+        },
+        {
+          type: 'line',
+          name: 'publish p99',
+          yAxisIndex: 1,
+          color: PALETTE[1],
+          lineStyle: { type: 'dashed' },
+          data: runs.map((r) => r.summary?.publishLatencyMs?.p99 ?? null),
+        },
+      ],
+    },
+  };
+}
+
 /** A short, distinct legend label for a run: its id prefix and scenario name. */
 export function runLabel(run: { id: string; scenario: { name: string } }): string {
   return `${run.id.slice(0, 6)} ${run.scenario.name}`.slice(0, 40);
@@ -129,5 +169,10 @@ export function compareCharts(runs: RunResult[]): ChartSpec[] {
   if (runs.some((r) => r.summary?.endToEndLatencyMs))
     charts.splice(3, 0, percentileLadderChart(runs, 'endToEnd'));
   if (runs.some((r) => r.samples.some((s) => s.backlog > 0))) charts.push(backlogChart(series));
+  if (runs.every((r) => r.scenario !== undefined)) {
+    const differences = scenarioDifferences(runs.map((r) => r.scenario));
+    const only = differences.length === 1 ? differences[0] : undefined;
+    if (only) charts.unshift(knobChart(runs, only.path, only.values));
+  }
   return charts;
 }

@@ -1,7 +1,15 @@
-export { backlogChart, bandwidthChart, latencyChart, runCharts, throughputChart } from './charts.js';
-export { type ChartSpec, PALETTE, type RunSeries, WARMUP_SHADE } from './common.js';
+export {
+  backlogChart,
+  bandwidthChart,
+  faultMarks,
+  latencyChart,
+  runCharts,
+  throughputChart,
+} from './charts.js';
+export { type ChartSpec, type FaultMark, PALETTE, type RunSeries, WARMUP_SHADE } from './common.js';
 export {
   compareCharts,
+  knobChart,
   percentileLadderChart,
   publishP99Chart,
   type RunResult,

@@ -102,3 +102,41 @@ describe('comparison charts', () => {
     expect(option.series[0]?.data[0]?.value).toBe(0);
   });
 });
+
+describe('the knob curve', () => {
+  it('is drawn when the runs differ in exactly one setting, against its values', async () => {
+    const { parseScenario } = await import('@kbench/schema');
+    const withScenarios = runs.map((r, i) => ({
+      ...r,
+      scenario: parseScenario({ producers: { messageSize: [10, 1000][i] } }),
+    }));
+    const charts = compareCharts(withScenarios);
+    expect(charts[0]?.id).toBe('knob-curve');
+    const option = charts[0]?.option as {
+      xAxis: { name: string; data: string[] };
+      series: { data: unknown[] }[];
+    };
+    expect(option.xAxis).toMatchObject({ name: 'producers.messageSize', data: ['10', '1000'] });
+    expect(option.series[0]?.data).toEqual([80_000, 40_000]);
+  });
+
+  it('is left out when the runs differ in more than one setting', async () => {
+    const { parseScenario } = await import('@kbench/schema');
+    const withScenarios = runs.map((r, i) => ({
+      ...r,
+      scenario: parseScenario({ producers: { count: i + 1, acks: i } }),
+    }));
+    expect(compareCharts(withScenarios).map((c) => c.id)).not.toContain('knob-curve');
+  });
+});
+
+describe('fault markers', () => {
+  it('mark each fault of the timeline on the time charts', async () => {
+    const { runCharts } = await import('../src/index.js');
+    const throughput = runCharts(runs[0]!.samples, 'run', [{ t: 2, label: 'kill node 2' }])[0]!;
+    const series = (
+      throughput.option as { series: { markLine?: { data: { name: string; xAxis: number }[] } }[] }
+    ).series;
+    expect(series[0]?.markLine?.data).toEqual([{ name: 'kill node 2', xAxis: 2 }]);
+  });
+});

@@ -85,7 +85,12 @@ export async function compareCommand(argv: string[]): Promise<number> {
     await mkdir(dir, { recursive: true });
     const samples = await Promise.all(runs.map((r) => history.getSamples(r.id)));
     const charts = compareCharts(
-      runs.map((r, i) => ({ label: labels[i] ?? r.id, summary: r.summary, samples: samples[i] ?? [] })),
+      runs.map((r, i) => ({
+        label: labels[i] ?? r.id,
+        summary: r.summary,
+        samples: samples[i] ?? [],
+        scenario: r.scenario,
+      })),
     );
     const files = await writeCharts(charts, path.resolve(dir), 'kbench-compare', format);
     process.stderr.write(`wrote ${files.length} ${format.toUpperCase()} charts to ${path.resolve(dir)}\n`);

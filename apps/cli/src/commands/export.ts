@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { compareCharts, runCharts, runLabel } from '@kbench/charts';
+import { compareCharts, faultMarks, runCharts, runLabel } from '@kbench/charts';
 import { runsToCsv, samplesToCsv } from '@kbench/history';
 import type { RunListItem, RunRecord } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
@@ -57,7 +57,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
       const run = runs[0] as RunRecord;
       written.push(
         ...(await writeCharts(
-          runCharts(samples[0] ?? [], run.scenario.name),
+          runCharts(samples[0] ?? [], run.scenario.name, faultMarks(run.scenario)),
           dir,
           `kbench-${run.id}`,
           format,
@@ -66,7 +66,12 @@ export async function exportCommand(argv: string[]): Promise<number> {
     } else {
       const labels = runs.map(runLabel);
       const charts = compareCharts(
-        runs.map((r, i) => ({ label: labels[i] ?? r.id, summary: r.summary, samples: samples[i] ?? [] })),
+        runs.map((r, i) => ({
+          label: labels[i] ?? r.id,
+          summary: r.summary,
+          samples: samples[i] ?? [],
+          scenario: r.scenario,
+        })),
       );
       written.push(...(await writeCharts(charts, dir, 'kbench-compare', format)));
     }

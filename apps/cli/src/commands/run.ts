@@ -28,14 +28,19 @@ export function quickVersion(raw: Record<string, unknown>, parsed: Scenario): Re
   let out = raw;
   if (parsed.consumers.backlog > (QUICK_CAPS['consumers.backlog'] ?? 0))
     out = setKnob(out, 'consumers.backlog', QUICK_CAPS['consumers.backlog']);
-  if (parsed.topics.idle > (QUICK_CAPS['topics.idle'] ?? 0)) out = setKnob(out, 'topics.idle', QUICK_CAPS['topics.idle']);
+  if (parsed.topics.idle > (QUICK_CAPS['topics.idle'] ?? 0))
+    out = setKnob(out, 'topics.idle', QUICK_CAPS['topics.idle']);
   const cap = parsed.sweep ? QUICK_CAPS[parsed.sweep.knob] : undefined;
   if (parsed.sweep && cap !== undefined) {
     // Scaled, not clipped, so a sweep of sizes keeps its order and its distinct values.
     const sizes = parsed.sweep.values.map((v) => parseSizeBytes(v) ?? 0);
     const largest = Math.max(...sizes);
     if (largest > cap) {
-      out = setKnob(out, 'sweep.values', sizes.map((v) => Math.max(v === 0 ? 0 : 1, Math.round((v * cap) / largest))));
+      out = setKnob(
+        out,
+        'sweep.values',
+        sizes.map((v) => Math.max(v === 0 ? 0 : 1, Math.round((v * cap) / largest))),
+      );
     }
   }
   const duration = parsed.duration === undefined ? undefined : parseDurationMs(parsed.duration);
@@ -105,7 +110,11 @@ function report(results: RunRecord[], json: boolean): number {
 }
 
 /** Runs resolved scenarios one after another with a progress line each; Ctrl-C stops cleanly. */
-export async function runPlans(plans: Scenario[], source: string | null, json: boolean): Promise<RunRecord[]> {
+export async function runPlans(
+  plans: Scenario[],
+  source: string | null,
+  json: boolean,
+): Promise<RunRecord[]> {
   const history = await History.open();
   const results: RunRecord[] = [];
   let interrupted = false;

@@ -4,6 +4,7 @@ import {
   type ChartSpec,
   compareCharts,
   compareReportHtml,
+  faultMarks,
   renderSvg,
   runCharts,
   runLabel,
@@ -29,7 +30,10 @@ export async function chartRoutes(app: FastifyInstance): Promise<void> {
     const samples = await Promise.all(runs.map((r) => app.history.getSamples(r.id)));
     const only = runs[0];
     if (runs.length === 1 && only) {
-      return { charts: runCharts(samples[0] ?? [], only.scenario.name), prefix: `kbench-${only.id}` };
+      return {
+        charts: runCharts(samples[0] ?? [], only.scenario.name, faultMarks(only.scenario)),
+        prefix: `kbench-${only.id}`,
+      };
     }
     const results = runs.map((r, i) => ({
       label: runLabel(r),

@@ -1,5 +1,5 @@
 // Every chart of one run, as @kbench/charts draws them.
-import { type ChartSpec, runCharts } from '@kbench/charts';
+import { type ChartSpec, type FaultMark, runCharts } from '@kbench/charts';
 import type { Sample } from '@kbench/schema';
 import { useMemo } from 'react';
 import { api } from '../api';
@@ -10,12 +10,15 @@ export function RunCharts({
   samples,
   label,
   downloadId,
+  faults,
 }: {
   samples: Sample[];
   label?: string;
   downloadId?: string;
+  /** The run's fault timeline, marked on the time charts. */
+  faults?: FaultMark[];
 }) {
-  const specs = useMemo(() => runCharts(samples, label), [samples, label]);
+  const specs = useMemo(() => runCharts(samples, label, faults), [samples, label, faults]);
   return <ChartGrid specs={specs} downloadIds={downloadId ? [downloadId] : undefined} />;
 }
 

@@ -1,6 +1,7 @@
 // One stored run: summary, every chart, the scenario as YAML, the environment, the CSV.
+import { faultMarks } from '@kbench/charts';
 import { scenarioToYaml } from '@kbench/schema';
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { api, type RunRecord, type Sample } from '../api';
 import { ErrorNote, Panel, StatusBadge } from '../components/bits';
 import { RunCharts } from '../components/RunCharts';
@@ -103,6 +104,7 @@ export function RunPage({ id }: { id: string }) {
     }
   };
 
+  const marks = useMemo(() => (record ? faultMarks(record.scenario) : []), [record]);
   if (error) return <ErrorNote error={error} />;
   if (!record) return <p className="muted">Loading run…</p>;
 
@@ -153,7 +155,7 @@ export function RunPage({ id }: { id: string }) {
         <p className="muted">No summary: the run did not reach its measured phase.</p>
       )}
       {samples && samples.length > 0 && (
-        <RunCharts samples={samples} label={record.scenario.name} downloadId={record.id} />
+        <RunCharts samples={samples} label={record.scenario.name} downloadId={record.id} faults={marks} />
       )}
       {samples && samples.length === 0 && <p className="muted">No samples were stored for this run.</p>}
       <div className="two-col">

@@ -1,0 +1,282 @@
+// `kbench reproduce <folder>|--all`: runs a published write-up's scenarios like `kbench run`
+// (stored in the history) and writes a Markdown report beside our charts, one per folder.
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { type ChartSpec, compareCharts, renderSvg, runCharts } from '@kbench/charts';
+import { captureEnvironment, unsupportedIssues } from '@kbench/engine';
+import { History } from '@kbench/history';
+import { expandSweep, parseScenario, type RunRecord, type Scenario } from '@kbench/schema';
+import { parseCommandArgs } from '../args.js';
+import { fmtMs, fmtNumber } from '../format.js';
+import {
+  type Experiment,
+  evaluateRule,
+  type MeasuredRun,
+  metricLabel,
+  metricValue,
+  type Published,
+  PublishedError,
+  parsePublished,
+  type Verdict,
+} from '../published.js';
+import { UsageError } from '../usage.js';
+import { loadScenario, runPlans } from './run.js';
+
+const PUBLISHED_FILE = 'published.yaml';
+
+interface ExperimentResult {
+  experiment: Experiment;
+  scenario: Scenario;
+  /** Why it (or some sweep values) did not run: `needs <field>: <reason>`. */
+  notRun: string[];
+  runs: { record: RunRecord; measured: MeasuredRun }[];
+}
+
+export async function reproduceCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('reproduce', argv, {
+    all: { type: 'boolean' },
+    quick: { type: 'boolean' },
+    out: { type: 'string' },
+  });
+  if (values.all ? positionals.length > 0 : positionals.length !== 1) {
+    throw new UsageError('kbench reproduce: give one folder of scenarios/ (e.g. kreps-2014), or --all');
+  }
+  const folders = values.all ? await allFolders() : [resolveFolder(positionals[0] as string)];
+  if (folders.length === 0)
+    throw new UsageError('kbench reproduce: no folder of scenarios/ has a published.yaml');
+  const quick = Boolean(values.quick);
+  // Quick figures must never overwrite the committed full reports.
+  const outDir = path.resolve(
+    values.out ??
+      (quick
+        ? await mkdtemp(path.join(os.tmpdir(), 'kbench-reproduce-'))
+        : path.join('docs', 'reproductions')),
+  );
+  const published = await Promise.all(folders.map(readPublished));
+  let failed = false;
+  for (const [i, folder] of folders.entries()) {
+    const results: ExperimentResult[] = [];
+    for (const experiment of (published[i] as Published).experiments) {
+      const result = await runExperiment(folder, experiment, quick);
+      failed ||= result.runs.some((r) => r.record.status === 'failed');
+      results.push(result);
+    }
+    const file = await writeReport(outDir, folder, published[i] as Published, results, quick);
+    process.stdout.write(`report: ${file}\n`);
+  }
+  return failed ? 1 : 0;
+}
+
+async function allFolders(): Promise<string[]> {
+  const root = path.resolve('scenarios');
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  return entries
+    .filter((e) => e.isDirectory() && existsSync(path.join(root, e.name, PUBLISHED_FILE)))
+    .map((e) => path.join(root, e.name))
+    .sort();
+}
+
+/** A folder path, or a folder name under scenarios/. */
+function resolveFolder(arg: string): string {
+  for (const candidate of [path.resolve(arg), path.resolve('scenarios', arg)]) {
+    if (existsSync(path.join(candidate, PUBLISHED_FILE))) return candidate;
+  }
+  throw new UsageError(
+    `kbench reproduce: ${JSON.stringify(arg)} is not a folder with a ${PUBLISHED_FILE} (looked in . and scenarios/)`,
+  );
+}
+
+async function readPublished(folder: string): Promise<Published> {
+  const file = path.join(folder, PUBLISHED_FILE);
+  try {
+    const published = parsePublished(await readFile(file, 'utf8'), file);
+    for (const e of published.experiments) {
+      if (!existsSync(path.join(folder, e.scenario)))
+        throw new PublishedError(
+          `${file}: experiment ${JSON.stringify(e.title)} names ${e.scenario}, which is not in ${folder}`,
+        );
+    }
+    return published;
+  } catch (err) {
+    if (err instanceof PublishedError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/** The sweep value of each plan, as a rule's `file.yaml[value]` names it. */
+function sweepValues(scenario: Scenario): (string | undefined)[] {
+  if (!scenario.sweep) return [undefined];
+  return scenario.sweep.values.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v)));
+}
+
+async function runExperiment(
+  folder: string,
+  experiment: Experiment,
+  quick: boolean,
+): Promise<ExperimentResult> {
+  const file = path.join(folder, experiment.scenario);
+  const scenario = await loadScenario(file, { quick });
+  const plans = expandSweep(scenario);
+  const labels = sweepValues(scenario);
+  const notRun: string[] = [];
+  const runnable: { plan: Scenario; value?: string }[] = [];
+  plans.forEach((plan, i) => {
+    const issues = unsupportedIssues(plan);
+    const value = labels[i];
+    if (issues.length === 0) runnable.push({ plan, value });
+    else {
+      const reasons = issues.map((x) => `needs ${x.path}: ${x.message}`).join('; ');
+      notRun.push(value === undefined ? reasons : `${scenario.sweep?.knob}=${value}: ${reasons}`);
+    }
+  });
+  process.stderr.write(`\n== ${path.basename(folder)}: ${experiment.title} (${experiment.scenario})\n`);
+  if (runnable.length === 0) {
+    process.stderr.write(`not run: ${notRun.join('; ')}\n`);
+    return { experiment, scenario, notRun, runs: [] };
+  }
+  const source = path.relative(process.cwd(), file);
+  const records = await runPlans(
+    runnable.map((r) => r.plan),
+    source,
+    false,
+  );
+  const history = await History.open();
+  const runs = await Promise.all(
+    records.map(async (record, i) => ({
+      record,
+      measured: {
+        file: experiment.scenario,
+        sweepValue: runnable[i]?.value,
+        summary: record.summary,
+        samples: await history.getSamples(record.id),
+      },
+    })),
+  );
+  return { experiment, scenario, notRun, runs };
+}
+
+function chartsFor(result: ExperimentResult): ChartSpec[] {
+  const knob = result.scenario.sweep?.knob;
+  if (result.runs.length === 1 && !knob) {
+    const run = result.runs[0];
+    return run ? runCharts(run.measured.samples, result.experiment.title) : [];
+  }
+  return compareCharts(
+    result.runs.map((r) => ({
+      label: knob ? `${knob}=${r.measured.sweepValue}` : r.record.scenario.name,
+      summary: r.record.summary,
+      samples: r.measured.samples,
+    })),
+  );
+}
+
+const stem = (file: string) => file.replace(/\.ya?ml$/, '');
+
+function mdTable(rows: string[][]): string {
+  const [head, ...body] = rows;
+  const line = (r: string[]) => `| ${r.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+  return [line(head ?? []), line((head ?? []).map(() => '---')), ...body.map(line)].join('\n');
+}
+
+function figure(metric: string, value: number | null): string {
+  if (value === null) return '-';
+  if (metric.includes('LatencyMs.')) return fmtMs(value);
+  return fmtNumber(
+    value,
+    metric.endsWith('mbPerSec') || metric.endsWith('MbPerSec') || metric === 'client.cpuCores' ? 2 : 0,
+  );
+}
+
+function verdictLine(v: Verdict): string {
+  const outcome = v.matches === null ? 'not checked' : v.matches ? 'matches' : 'does not match';
+  const detail = v.detail.replace(/^not checked: /, '');
+  return `- Direction: ${v.says}: **${outcome}** (${detail})`;
+}
+
+async function writeReport(
+  outDir: string,
+  folder: string,
+  published: Published,
+  results: ExperimentResult[],
+  quick: boolean,
+): Promise<string> {
+  const name = path.basename(folder);
+  const chartDir = path.join(outDir, name);
+  await mkdir(chartDir, { recursive: true });
+  const allRuns = results.flatMap((r) => r.runs.map((x) => x.measured));
+  const env =
+    results.flatMap((r) => r.runs)[0]?.record.environment ??
+    captureEnvironment(parseScenario({}), { kind: 'bundled', bootstrap: '' });
+  const versions = Object.entries(env.versions)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  const lines: string[] = [
+    `# Reproduction: ${published.title}`,
+    '',
+    quick
+      ? '> **Quick run** (`--quick`: duration at most 10 s, warm-up 2 s, records 100,000, backlog 64 MB, idle topics 1,000): the figures only show that the scenarios run; the directions are indicative.'
+      : '> Full run of every scenario that the engine supports today.',
+    '',
+    `Generated by \`kbench reproduce ${name}${quick ? ' --quick' : ''}\` on ${new Date().toISOString()}.`,
+    published.url ? `Source: <${published.url}>.` : '',
+    published.setup ? `Published setup: ${published.setup}` : '',
+    '',
+    '## Machine',
+    '',
+    `- ${env.cores} cores, ${env.cpuModel}`,
+    `- ${fmtNumber(env.memoryBytes / 1024 ** 3, 1)} GiB memory`,
+    `- ${env.os}`,
+    `- ${versions}`,
+    '',
+    'Their figures are from their hardware; what should match is the direction and rough size of each effect. MB = 1,048,576 bytes of values; our figures cover the measured phase (warm-up excluded).',
+    '',
+  ];
+  for (const result of results) {
+    const { experiment } = result;
+    lines.push(
+      `## ${experiment.title}`,
+      '',
+      `Scenario: \`${path.relative(process.cwd(), path.join(folder, experiment.scenario))}\``,
+      '',
+    );
+    lines.push(
+      mdTable([['published', 'figure'], ...Object.entries(experiment.published).map(([k, v]) => [k, v])]),
+      '',
+    );
+    for (const reason of result.notRun) lines.push(`Not run: ${reason}`, '');
+    if (result.runs.length > 0) {
+      const knob = result.scenario.sweep?.knob;
+      lines.push(
+        mdTable([
+          ['ours', 'status', ...experiment.figures.map(metricLabel)],
+          ...result.runs.map((r) => [
+            `${knob ? `${knob}=${r.measured.sweepValue}` : 'run'} (${r.record.id})`,
+            r.record.status + (r.record.error ? `: ${r.record.error}` : ''),
+            ...experiment.figures.map((m) => figure(m, metricValue(r.record.summary, m))),
+          ]),
+        ]),
+        '',
+      );
+      const prefix = stem(experiment.scenario);
+      for (const chart of chartsFor(result)) {
+        const file = `${prefix}-${chart.id}.svg`;
+        await writeFile(path.join(chartDir, file), renderSvg(chart.option));
+        lines.push(`![${chart.title}](${name}/${file})`, '');
+      }
+    }
+    for (const rule of experiment.checks)
+      lines.push(verdictLine(evaluateRule(rule, experiment.scenario, allRuns)));
+    if (experiment.checks.length > 0) lines.push('');
+  }
+  const file = path.join(outDir, `${name}.md`);
+  await writeFile(
+    file,
+    `${lines
+      .join('\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trimEnd()}\n`,
+  );
+  return file;
+}
