@@ -74,10 +74,14 @@ export function summaryText(summary: RunSummary | null): string {
   const errors =
     summary.produced.errors > 0 ? `\nproduce errors: ${fmtNumber(summary.produced.errors)} records` : '';
   const client = summary.client ? `\n${clientText(summary.client)}` : '';
+  const wire =
+    summary.produced.wireMbPerSec === null
+      ? ''
+      : `\nbytes on the wire: ${fmtNumber(summary.produced.wireMbPerSec, 2)} MB/s produced (record batches as sent)`;
   const search = summary.findMax
     ? `\nfind-max: ${summary.findMax.rate === null ? 'no rate passed' : `${fmtNumber(summary.findMax.rate)} rec/s`} after ${summary.findMax.trials.length} trials; the measured phase ran at it`
     : '';
-  return `measured ${fmtNumber(summary.measuredSeconds, 1)} s (warm-up excluded; MB = 1,048,576 bytes of values)\n\n${throughput}\n\n${latency}${errors}${client}${search}`;
+  return `measured ${fmtNumber(summary.measuredSeconds, 1)} s (warm-up excluded; MB = 1,048,576 bytes of values)\n\n${throughput}\n\n${latency}${errors}${wire}${client}${search}`;
 }
 
 function clientText(c: ClientLoad): string {

@@ -3,6 +3,7 @@ import { ScenarioError } from '@kbench/schema';
 import { brokerCommand } from './commands/broker.js';
 import { compareCommand } from './commands/compare.js';
 import { exportCommand } from './commands/export.js';
+import { importCommand } from './commands/import.js';
 import { listCommand } from './commands/list.js';
 import { reproduceCommand } from './commands/reproduce.js';
 import { rerunCommand, runCommand, sweepCommand } from './commands/run.js';
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   compare: compareCommand,
   export: exportCommand,
   reproduce: reproduceCommand,
+  import: importCommand,
   serve: serveCommand,
   broker: brokerCommand,
 };

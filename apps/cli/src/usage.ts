@@ -11,7 +11,8 @@ Usage:
   kbench list [--json] [--status S] [--search TEXT] [--limit N]
   kbench show <run-id> [--json]
   kbench compare <run-id> <run-id>... [--json] [--svg DIR] [--png DIR] [--report FILE.html|.md]
-  kbench export <run-id>... --csv|--svg|--png|--json [--out DIR]
+  kbench export <run-id>... --csv|--svg|--png|--json|--omb [--out DIR]
+  kbench import omb <workload.yaml> [driver.yaml] [--out FILE]  (an OpenMessaging Benchmark workload)
   kbench reproduce <folder>|--all [--quick] [--out DIR]  (a published benchmark: runs and a report)
   kbench rerun <run-id> [--json]                     (the stored resolved scenario, run again)
   kbench serve [--port 7420] [--scenarios DIR]

@@ -9,6 +9,8 @@ export interface ClientInterval {
   latency: HistogramBuckets;
   /** Busy fraction (0..1) of the busiest thread running these clients, when known. */
   busy: number | null;
+  /** Bytes on the wire (record batches as sent, headers and compression included), when the driver knows. */
+  wireBytes?: number;
 }
 
 /** Counts kept where the work happens, handed over and reset on each take(). */

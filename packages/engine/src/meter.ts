@@ -20,6 +20,9 @@ export class Meter {
     consumer: [0, 0] as [number, number],
     cpuMicros: 0,
   };
+  private intervalWireBytes: number | null = null;
+  /** Produced bytes on the wire in the measured phase, or null when the driver does not count them. */
+  private measuredWireBytes: number | null = null;
   /** Whether the broker shares this process (bundled, in-process), for the client CPU figure. */
   brokerInProcess = false;
   private intervalPublish = new LatencyHistogram();
@@ -46,6 +49,8 @@ export class Meter {
     this.interval.producedBytes += interval.valueBytes;
     this.interval.errors += interval.errors;
     this.producedTotal += interval.records;
+    if (interval.wireBytes !== undefined)
+      this.intervalWireBytes = (this.intervalWireBytes ?? 0) + interval.wireBytes;
     this.intervalPublish.addBuckets(interval.latency);
     if (interval.busy !== null)
       this.intervalBusy.producer = Math.max(this.intervalBusy.producer ?? 0, interval.busy);
@@ -112,7 +117,10 @@ export class Meter {
         }
       }
       this.busyTotals.cpuMicros += this.intervalBusy.cpuMicros;
+      if (this.intervalWireBytes !== null)
+        this.measuredWireBytes = (this.measuredWireBytes ?? 0) + this.intervalWireBytes;
     }
+    this.intervalWireBytes = null;
     this.intervalBusy = { producer: null, consumer: null, cpuMicros: 0 };
     this.interval = { producedRecords: 0, producedBytes: 0, consumedRecords: 0, consumedBytes: 0, errors: 0 };
     this.intervalPublish = new LatencyHistogram();
@@ -136,7 +144,7 @@ export class Meter {
         records: m.producedRecords,
         recordsPerSec: round(per(m.producedRecords), 1),
         mbPerSec: round(per(m.producedBytes) / MIB, 3),
-        wireMbPerSec: null,
+        wireMbPerSec: this.measuredWireBytes === null ? null : round(per(this.measuredWireBytes) / MIB, 3),
         errors: m.errors,
       },
       consumed: {

@@ -13,7 +13,8 @@ export function unsupportedIssues(s: Scenario): ScenarioIssue[] {
       `must be bundled, kafka (a managed Apache Kafka on this machine) or bootstrap servers host:port[,host:port] (got ${JSON.stringify(s.target)}); named profiles are not available yet`,
     );
   }
-  if (s.cluster.nodes !== 1) not('cluster.nodes', 'the bundled and kafka targets run a single node in this version');
+  if (s.cluster.nodes !== 1)
+    not('cluster.nodes', 'the bundled and kafka targets run a single node in this version');
   if (s.cluster.fsync !== 'none') not('cluster.fsync', 'only none (page cache) is available in this version');
   if (s.producers.rate === 'find-max' && s.producers.count === 0) {
     not('producers.rate', 'find-max needs at least one producer');

@@ -5,6 +5,7 @@ import { runsToCsv, samplesToCsv } from '@kbench/history';
 import type { RunListItem, RunRecord } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { writeCharts } from '../images.js';
+import { runToOmbResult } from '../omb-export.js';
 import { openHistory } from '../open-history.js';
 import { UsageError } from '../usage.js';
 import { loadRuns } from './compare.js';
@@ -20,13 +21,14 @@ export async function exportCommand(argv: string[]): Promise<number> {
     svg: { type: 'boolean' },
     png: { type: 'boolean' },
     json: { type: 'boolean' },
+    omb: { type: 'boolean' },
     out: { type: 'string' },
   });
-  const formats = (['csv', 'svg', 'png', 'json'] as const).filter((f) => values[f]);
+  const formats = (['csv', 'svg', 'png', 'json', 'omb'] as const).filter((f) => values[f]);
   if (positionals.length === 0)
     throw new UsageError('kbench export: give one or more run ids (see kbench list)');
   if (formats.length === 0)
-    throw new UsageError('kbench export: choose at least one of --csv, --svg, --png, --json');
+    throw new UsageError('kbench export: choose at least one of --csv, --svg, --png, --json, --omb');
   const dir = path.resolve(values.out ?? '.');
   await mkdir(dir, { recursive: true });
   const history = await openHistory();
@@ -53,6 +55,12 @@ export async function exportCommand(argv: string[]): Promise<number> {
           `${JSON.stringify({ ...run, samples: samples[i] ?? [] }, null, 2)}\n`,
         );
       }
+    } else if (format === 'omb') {
+      for (const [i, run] of runs.entries())
+        await write(
+          `kbench-${run.id}-omb.json`,
+          `${JSON.stringify(runToOmbResult(run, samples[i] ?? []), null, 2)}\n`,
+        );
     } else if (runs.length === 1) {
       const run = runs[0] as RunRecord;
       written.push(

@@ -11,6 +11,7 @@ function toInterval(n: NativeInterval): ClientInterval {
   return {
     records: n.records,
     valueBytes: n.valueBytes,
+    wireBytes: n.wireBytes,
     errors: n.errors,
     latency: {
       buckets: n.latencyBuckets,

@@ -34,6 +34,7 @@ export function mergeIntervals(parts: ClientInterval[]): ClientInterval {
   for (const part of parts) {
     out.records += part.records;
     out.valueBytes += part.valueBytes;
+    if (part.wireBytes !== undefined) out.wireBytes = (out.wireBytes ?? 0) + part.wireBytes;
     out.errors += part.errors;
     out.latency.buckets.push(...part.latency.buckets);
     out.latency.counts.push(...part.latency.counts);
