@@ -31,14 +31,21 @@ describe('native load engine against the bundled broker', () => {
 
   async function createTopic(): Promise<string> {
     const topic = `loadgen-${topicCounter++}`;
-    const admin = new Kafka({ clientId: 'loadgen-test', brokers: bootstrap, logLevel: logLevel.NOTHING }).admin();
+    const admin = new Kafka({
+      clientId: 'loadgen-test',
+      brokers: bootstrap,
+      logLevel: logLevel.NOTHING,
+    }).admin();
     await admin.connect();
     await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS }] });
     await admin.disconnect();
     return topic;
   }
 
-  function producerOptions(topic: string, overrides: Partial<NativeProducerOptions> = {}): NativeProducerOptions {
+  function producerOptions(
+    topic: string,
+    overrides: Partial<NativeProducerOptions> = {},
+  ): NativeProducerOptions {
     return {
       bootstrap,
       topics: [topic],
@@ -65,8 +72,16 @@ describe('native load engine against the bundled broker', () => {
   }
 
   /** Consumes the topic from the beginning until RECORDS have arrived; returns the totals. */
-  async function consumeAll(topic: string): Promise<{ records: number; valueBytes: number; latencies: number }> {
-    const consumer = await NativeConsumer.start({ bootstrap, topics: [topic], fromBeginning: true, memberIndex: 0, members: 1 });
+  async function consumeAll(
+    topic: string,
+  ): Promise<{ records: number; valueBytes: number; latencies: number }> {
+    const consumer = await NativeConsumer.start({
+      bootstrap,
+      topics: [topic],
+      fromBeginning: true,
+      memberIndex: 0,
+      members: 1,
+    });
     const total = { records: 0, valueBytes: 0, latencies: 0 };
     await eventually('every record consumed', async () => {
       const i = consumer.takeInterval();
@@ -102,7 +117,13 @@ describe('native load engine against the bundled broker', () => {
   it('paces a fixed rate and reports latency buckets that add up to the count', async () => {
     const topic = await createTopic();
     const produced = await produce(
-      producerOptions(topic, { ratePerSec: 10_000, records: 5_000, keys: 'roundRobin:8', messageSize: 50, messageSizeMax: 150 }),
+      producerOptions(topic, {
+        ratePerSec: 10_000,
+        records: 5_000,
+        keys: 'roundRobin:8',
+        messageSize: 50,
+        messageSizeMax: 150,
+      }),
     );
     expect(produced.records).toBe(5_000);
     expect(produced.latencyCounts.reduce((a, b) => a + b, 0)).toBe(produced.latencyCount);
@@ -112,7 +133,9 @@ describe('native load engine against the bundled broker', () => {
   it('stops a closed-loop producer that has no record limit', async () => {
     const topic = await createTopic();
     const producer = await NativeProducer.start(producerOptions(topic, { records: undefined }));
-    await eventually('some records acknowledged', async () => (producer.takeInterval().records > 0 ? true : undefined));
+    await eventually('some records acknowledged', async () =>
+      producer.takeInterval().records > 0 ? true : undefined,
+    );
     await producer.stop();
     await producer.finished();
   });
@@ -120,7 +143,11 @@ describe('native load engine against the bundled broker', () => {
   it('rejects options it cannot honour', async () => {
     const topic = await createTopic();
     await expect(NativeProducer.start(producerOptions(topic, { keys: 'sometimes' }))).rejects.toThrow(/keys/);
-    await expect(NativeProducer.start(producerOptions(topic, { compression: 'brotli' }))).rejects.toThrow(/compression/);
-    await expect(NativeProducer.start(producerOptions(topic, { idempotence: true, acks: 1 }))).rejects.toThrow(/idempotence/);
+    await expect(NativeProducer.start(producerOptions(topic, { compression: 'brotli' }))).rejects.toThrow(
+      /compression/,
+    );
+    await expect(
+      NativeProducer.start(producerOptions(topic, { idempotence: true, acks: 1 })),
+    ).rejects.toThrow(/idempotence/);
   });
 });

@@ -13,7 +13,9 @@ const TOPIC = 'crash';
 /** Starts the binary on `dataDir` and resolves once it prints its address. */
 async function startBinary(dataDir: string): Promise<{ child: ChildProcess; port: number }> {
   if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run npm run build first`);
-  const child = spawn(BINARY, ['--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(BINARY, ['--port', '0', '--data-dir', dataDir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout! });
   const [line] = (await once(lines, 'line')) as [string];
   const match = /^node 1 127\.0\.0\.1:(\d+) pid \d+$/.exec(line);
@@ -94,9 +96,15 @@ describe('kill -9 of kbench-broker mid-produce', () => {
       for (let n = 0; !stop; n++) {
         const values = Array.from({ length: 50 }, (_, i) => `p${p}-b${n}-r${i}-${'x'.repeat(1000)}`);
         try {
-          const [meta] = await producer.send({ topic: TOPIC, acks: 1, messages: values.map((value) => ({ value })) });
+          const [meta] = await producer.send({
+            topic: TOPIC,
+            acks: 1,
+            messages: values.map((value) => ({ value })),
+          });
           const base = Number(meta!.baseOffset);
-          values.forEach((value, i) => acked.set(base + i, value));
+          values.forEach((value, i) => {
+            acked.set(base + i, value);
+          });
           sent++;
         } catch {
           return;

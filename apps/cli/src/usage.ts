@@ -23,7 +23,8 @@ Options of run:
   --set knob.path=value   override any knob (YAML value), e.g. --set producers.acks=all; repeatable
   --target T              bundled (default) or bootstrap servers host:port[,host:port]
   --json                  print the stored run as JSON on stdout (progress goes to stderr)
-  --quick                 a short version: duration at most 10s, warm-up at most 2s, records at most 100000
+  --quick                 a short version: duration at most 10s, warm-up at most 2s, records at most 100000,
+                          backlog at most 64MB, idle topics at most 1000
 
 Environment:
   KBENCH_HOME             where the history (history.duckdb) lives; default ~/.kbench

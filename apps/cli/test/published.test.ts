@@ -3,9 +3,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expandSweep, parseScenario, readScenarioText, type RunSummary, type Sample } from '@kbench/schema';
+import { expandSweep, parseScenario, type RunSummary, readScenarioText, type Sample } from '@kbench/schema';
 import { describe, expect, it } from 'vitest';
-import { evaluateRule, type MeasuredRun, METRICS, parsePublished, type Rule } from '../src/published.js';
+import { evaluateRule, METRICS, type MeasuredRun, parsePublished, type Rule } from '../src/published.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SCENARIOS = path.resolve(here, '../../../scenarios');
@@ -14,7 +14,8 @@ const folders = readdirSync(SCENARIOS, { withFileTypes: true })
   .map((e) => e.name);
 const yamlFiles = (folder: string) =>
   readdirSync(path.join(SCENARIOS, folder)).filter((f) => /\.ya?ml$/.test(f) && f !== 'published.yaml');
-const readScenario = (file: string) => parseScenario(readScenarioText(readFileSync(file, 'utf8'), file), file);
+const readScenario = (file: string) =>
+  parseScenario(readScenarioText(readFileSync(file, 'utf8'), file), file);
 
 describe('scenarios/**', () => {
   const files = [
@@ -64,12 +65,25 @@ describe.each(folders)('scenarios/%s/published.yaml', (folder) => {
 describe('parsePublished', () => {
   it('names an unknown metric by its path', () => {
     const text = `title: t\nexperiments:\n  - scenario: a.yaml\n    title: a\n    published: { x: '1' }\n    checks:\n      - compare: { a: a.yaml, b: b.yaml, metric: produced.speed, expect: higher }\n        says: faster\n`;
-    expect(() => parsePublished(text)).toThrow('experiments[0].checks[0].compare.metric: unknown metric "produced.speed"');
+    expect(() => parsePublished(text)).toThrow(
+      'experiments[0].checks[0].compare.metric: unknown metric "produced.speed"',
+    );
   });
 });
 
 function summary(recordsPerSec: number, mbPerSec: number, p99 = 1): RunSummary {
-  const latency = { count: 1, p50: p99 / 2, p75: p99, p95: p99, p99, p999: p99, p9999: p99, max: p99, mean: p99 / 2, worst10Mean: p99 };
+  const latency = {
+    count: 1,
+    p50: p99 / 2,
+    p75: p99,
+    p95: p99,
+    p99,
+    p999: p99,
+    p9999: p99,
+    max: p99,
+    mean: p99 / 2,
+    worst10Mean: p99,
+  };
   return {
     measuredSeconds: 10,
     produced: { records: recordsPerSec * 10, recordsPerSec, mbPerSec, wireMbPerSec: mbPerSec, errors: 0 },
@@ -88,7 +102,14 @@ describe('evaluateRule', () => {
     ['100', 800_000, 76],
     ['1000', 100_000, 95],
   ]);
-  const increasing: Rule = { kind: 'expect', metric: 'produced.mbPerSec', across: 'producers.messageSize', direction: 'increasing', tolerance: 0.1, says: 'MB/s rises' };
+  const increasing: Rule = {
+    kind: 'expect',
+    metric: 'produced.mbPerSec',
+    across: 'producers.messageSize',
+    direction: 'increasing',
+    tolerance: 0.1,
+    says: 'MB/s rises',
+  };
 
   it('increasing across a sweep matches when the last value is above the first', () => {
     const v = evaluateRule(increasing, 'size.yaml', sizes);
@@ -103,19 +124,42 @@ describe('evaluateRule', () => {
   it('peak matches only when the highest value is inside the sweep', () => {
     const peak: Rule = { ...increasing, metric: 'produced.recordsPerSec', direction: 'peak' };
     expect(evaluateRule(peak, 'size.yaml', sizes).matches).toBe(false);
-    const humped = sweep('p.yaml', [['10', 1, 0], ['100', 3, 0], ['1000', 2, 0]]);
+    const humped = sweep('p.yaml', [
+      ['10', 1, 0],
+      ['100', 3, 0],
+      ['1000', 2, 0],
+    ]);
     expect(evaluateRule(peak, 'p.yaml', humped).matches).toBe(true);
   });
 
   it('compare picks sweep values and files', () => {
-    const rule: Rule = { kind: 'compare', metric: 'produced.recordsPerSec', a: 'size.yaml[10]', b: 'size.yaml[1000]', expect: 'higher', tolerance: 0.1, says: 'small is faster' };
+    const rule: Rule = {
+      kind: 'compare',
+      metric: 'produced.recordsPerSec',
+      a: 'size.yaml[10]',
+      b: 'size.yaml[1000]',
+      expect: 'higher',
+      tolerance: 0.1,
+      says: 'small is faster',
+    };
     expect(evaluateRule(rule, 'size.yaml', sizes).matches).toBe(true);
     expect(evaluateRule({ ...rule, expect: 'lower' }, 'size.yaml', sizes).matches).toBe(false);
-    expect(evaluateRule({ ...rule, b: 'size.yaml[100]', expect: 'similar', tolerance: 0.2 }, 'size.yaml', sizes).matches).toBe(true);
+    expect(
+      evaluateRule({ ...rule, b: 'size.yaml[100]', expect: 'similar', tolerance: 0.2 }, 'size.yaml', sizes)
+        .matches,
+    ).toBe(true);
   });
 
   it('is not checked when a run is missing', () => {
-    const rule: Rule = { kind: 'compare', metric: 'produced.recordsPerSec', a: 'gone.yaml', b: 'size.yaml[10]', expect: 'higher', tolerance: 0.1, says: 'x' };
+    const rule: Rule = {
+      kind: 'compare',
+      metric: 'produced.recordsPerSec',
+      a: 'gone.yaml',
+      b: 'size.yaml[10]',
+      expect: 'higher',
+      tolerance: 0.1,
+      says: 'x',
+    };
     const v = evaluateRule(rule, 'size.yaml', sizes);
     expect(v.matches).toBeNull();
     expect(v.detail).toContain('gone.yaml not run');
@@ -123,13 +167,40 @@ describe('evaluateRule', () => {
 
   it('flat across time compares the first and last third of the measured samples', () => {
     const sample = (t: number, records: number, warmup = false): Sample => ({
-      t, intervalMs: 1000, warmup, producedRecords: records, producedBytes: records * 100, consumedRecords: 0, consumedBytes: 0,
-      errors: 0, backlog: 0, publishP50Ms: 1, publishP99Ms: 2, publishMaxMs: 3, e2eP50Ms: null, e2eP99Ms: null, e2eMaxMs: null,
+      t,
+      intervalMs: 1000,
+      warmup,
+      producedRecords: records,
+      producedBytes: records * 100,
+      consumedRecords: 0,
+      consumedBytes: 0,
+      errors: 0,
+      backlog: 0,
+      publishP50Ms: 1,
+      publishP99Ms: 2,
+      publishMaxMs: 3,
+      e2eP50Ms: null,
+      e2eP99Ms: null,
+      e2eMaxMs: null,
     });
-    const flat: Rule = { kind: 'expect', metric: 'produced.recordsPerSec', across: 'time', direction: 'flat', tolerance: 0.2, says: 'flat' };
-    const steady: MeasuredRun = { file: 'long.yaml', summary: null, samples: [sample(1, 10, true), ...[100, 105, 98, 102, 99, 101].map((r, i) => sample(i + 2, r))] };
+    const flat: Rule = {
+      kind: 'expect',
+      metric: 'produced.recordsPerSec',
+      across: 'time',
+      direction: 'flat',
+      tolerance: 0.2,
+      says: 'flat',
+    };
+    const steady: MeasuredRun = {
+      file: 'long.yaml',
+      summary: null,
+      samples: [sample(1, 10, true), ...[100, 105, 98, 102, 99, 101].map((r, i) => sample(i + 2, r))],
+    };
     expect(evaluateRule(flat, 'long.yaml', [steady]).matches).toBe(true);
-    const falling: MeasuredRun = { ...steady, samples: [100, 100, 80, 60, 50, 40].map((r, i) => sample(i + 1, r)) };
+    const falling: MeasuredRun = {
+      ...steady,
+      samples: [100, 100, 80, 60, 50, 40].map((r, i) => sample(i + 1, r)),
+    };
     expect(evaluateRule(flat, 'long.yaml', [falling]).matches).toBe(false);
   });
 });

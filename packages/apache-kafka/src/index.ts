@@ -1,3 +1,6 @@
+export { replaceSection } from './bench/doc.js';
+export { describeMachine } from './bench/machine.js';
+export { type BundledBroker, bundledBrokerBinary, startBundledBroker } from './bundled.js';
 export { KafkaToolError, MissingProgramError } from './errors.js';
 export { type EnsureKafkaJarsOptions, ensureKafkaJars, type KafkaJars } from './jars.js';
 export {
@@ -31,6 +34,3 @@ export {
   serverProperties,
   startApacheKafka,
 } from './server.js';
-export { type BundledBroker, bundledBrokerBinary, startBundledBroker } from './bundled.js';
-export { replaceSection } from './bench/doc.js';
-export { describeMachine } from './bench/machine.js';

@@ -95,6 +95,13 @@ export const FIELD_INFO: FieldInfo[] = [
   { path: 'topics.count', kind: 'integer', label: 'Topics', help: 'Topics created for the run.' },
   { path: 'topics.partitions', kind: 'integer', label: 'Partitions', help: 'Partitions per topic.' },
   {
+    path: 'topics.idle',
+    kind: 'integer',
+    label: 'Idle topics',
+    help: 'Extra topics created (same partitions and RF) but not produced to or read.',
+    advanced: true,
+  },
+  {
     path: 'topics.replicationFactor',
     kind: 'integer',
     label: 'Replication factor',

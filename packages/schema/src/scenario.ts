@@ -78,6 +78,8 @@ const topics = closedObject('topics', {
     .regex(/^[a-zA-Z0-9._-]{1,100}$/, 'must be 1 to 100 of the characters a-z A-Z 0-9 . _ -')
     .default('kbench'),
   count: integer(1, 200_000).default(1),
+  /** Extra topics created but never produced to or read (the broker holds them, as in the 2016 topic-count test). */
+  idle: integer(0, 200_000).default(0),
   partitions: integer(1, 10_000).default(1),
   replicationFactor: integer(1, 5).default(1),
   minInsyncReplicas: integer(1, 5).default(1),

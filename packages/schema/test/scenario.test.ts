@@ -26,6 +26,7 @@ describe('parseScenario defaults', () => {
     expect(s.topics).toEqual({
       prefix: 'kbench',
       count: 1,
+      idle: 0,
       partitions: 1,
       replicationFactor: 1,
       minInsyncReplicas: 1,

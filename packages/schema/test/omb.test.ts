@@ -1,0 +1,86 @@
+// OMB import: real workload and driver files in OMB's shape become valid kbench scenarios.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ombToScenario, parseProperties, parseScenario, readScenarioText } from '../src/index.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const fixture = (name: string) =>
+  readScenarioText(readFileSync(path.join(here, 'fixtures/omb', name), 'utf8'));
+
+describe('ombToScenario', () => {
+  it('maps the 1-topic-16-partitions-1kb workload with its Kafka driver to a valid scenario', () => {
+    const { scenario } = ombToScenario(
+      fixture('1-topic-16-partitions-1kb.yaml'),
+      fixture('kafka-throughput.yaml'),
+    );
+    const s = parseScenario(scenario);
+    expect(s.name).toBe('1 producer / 1 consumers on 1 topic');
+    expect(s.topics).toMatchObject({ count: 1, partitions: 16, replicationFactor: 3, minInsyncReplicas: 2 });
+    expect(s.cluster.nodes).toBe(3);
+    expect(s.producers).toMatchObject({
+      count: 1,
+      messageSize: 1024,
+      rate: 50000,
+      acks: 'all',
+      lingerMs: 1,
+      batchSize: 1048576,
+      compression: 'lz4',
+    });
+    expect(s.consumers).toMatchObject({ count: 1, groups: 1, startAt: 'latest' });
+    // OMB's default one-minute warm-up comes before its 15 test minutes; kbench's duration holds both.
+    expect(s.duration).toBe('16m');
+    expect(s.warmup).toBe('60s');
+  });
+
+  it('names every field it could not map', () => {
+    const { unmapped } = ombToScenario(
+      fixture('1-topic-16-partitions-1kb.yaml'),
+      fixture('kafka-throughput.yaml'),
+    );
+    expect(unmapped.map((u) => u.field).sort()).toEqual(
+      [
+        'commonConfig.bootstrap.servers',
+        'commonConfig.default.api.timeout.ms',
+        'consumerConfig.auto.offset.reset',
+        'consumerConfig.enable.auto.commit',
+        'payloadFile',
+        'reset',
+      ].sort(),
+    );
+  });
+
+  it('counts producers and consumers over all topics, and maps rate 0, backlog, keys and warm-up', () => {
+    const { scenario, unmapped } = ombToScenario(fixture('10-topics-4p-4c-backlog.yaml'));
+    const s = parseScenario(scenario);
+    expect(s.topics.count).toBe(10);
+    expect(s.producers.count).toBe(40);
+    expect(s.consumers).toMatchObject({ count: 40, groups: 2, startAt: 'backlog', backlog: 1024 ** 3 });
+    expect(s.producers.rate).toBe('find-max');
+    expect(s.producers.keys).toBe('random');
+    expect(s.duration).toBe('7m');
+    expect(s.warmup).toBe('2m');
+    expect(unmapped.map((u) => u.field)).toEqual(
+      expect.arrayContaining([
+        'keyDistributor',
+        'useRandomizedPayloads',
+        'randomBytesRatio',
+        'randomizedPayloadPoolSize',
+      ]),
+    );
+  });
+
+  it('refuses a workload that is not an object', () => {
+    expect(() => ombToScenario('topics: 1')).toThrow('must be a YAML object');
+  });
+});
+
+describe('parseProperties', () => {
+  it('reads key=value lines and skips comments and blanks', () => {
+    expect([...parseProperties('# c\nacks=all\n\n linger.ms = 5 \n')]).toEqual([
+      ['acks', 'all'],
+      ['linger.ms', '5'],
+    ]);
+  });
+});
