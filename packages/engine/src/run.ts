@@ -159,23 +159,29 @@ export class ScenarioRun extends EventEmitter {
       await createTopics(target.bootstrap, `${name}-admin`, [...topics, ...idle], s.topics, this.log);
       const driver = this.driver();
       if (s.consumers.backlog > 0) await this.preload(driver, target.bootstrap, topics, `${name}-preload`);
-      const groups = s.consumers.count > 0 ? s.consumers.groups : 0;
-      for (let g = 0; g < groups && !this.stopRequested; g++) {
-        clients.consumers.push(
-          await driver.startConsumers({
-            bootstrap: target.bootstrap,
-            topics,
-            clientId: `${name}-c`,
-            groupId: `${name}-g${g}`,
-            count: s.consumers.count,
-            // Without a backlog our topics are new and empty, so reading from the beginning is "latest"
-            // without the race of resolving the latest offset after load has begun.
-            fromBeginning: s.consumers.startAt !== 'latest' || s.consumers.backlog === 0,
-          }),
-        );
-      }
+      // Consumers start last, right before load, because they begin reading (a backlog, say) as soon as
+      // they join, and what they read before load starts is not measured. find-max needs them first.
+      const bootstrap = target.bootstrap;
+      const startConsumers = async () => {
+        const groups = s.consumers.count > 0 ? s.consumers.groups : 0;
+        for (let g = clients.consumers.length; g < groups && !this.stopRequested; g++) {
+          clients.consumers.push(
+            await driver.startConsumers({
+              bootstrap,
+              topics,
+              clientId: `${name}-c`,
+              groupId: `${name}-g${g}`,
+              count: s.consumers.count,
+              // Without a backlog our topics are new and empty, so reading from the beginning is "latest"
+              // without the race of resolving the latest offset after load has begun.
+              fromBeginning: s.consumers.startAt !== 'latest' || s.consumers.backlog === 0,
+            }),
+          );
+        }
+      };
       let rate = typeof s.producers.rate === 'number' ? s.producers.rate : null;
       if (s.producers.rate === 'find-max' && !this.stopRequested) {
+        await startConsumers();
         this.findMax = await this.search(driver, target.bootstrap, topics, `${name}-p`, clients.consumers);
         if (this.findMax.rate === null) {
           const last = this.findMax.trials.at(-1);
@@ -197,6 +203,7 @@ export class ScenarioRun extends EventEmitter {
           durationMs: this.durationMs,
         });
       }
+      await startConsumers();
       if (this.stopRequested) return this.finish('stopped', null);
       await this.load(clients);
       this.lastError =
@@ -331,8 +338,9 @@ export class ScenarioRun extends EventEmitter {
     this.lastCpuMicros = cpu.user + cpu.system;
     this.setPhase(this.warmupMs > 0 ? 'warmup' : 'measuring');
     let producing = producers !== null;
-    // Consumption before this moment (a preload, a search) is not part of the measured run.
-    await Promise.all(clients.consumers.map((c) => c.take()));
+    // What consumers read during a find-max search is not part of the run. (After a preload they
+    // start right before this moment, so what they drained in between counts in the first sample.)
+    if (this.findMax) await Promise.all(clients.consumers.map((c) => c.take()));
     producers?.start();
     void producers?.finished.then(() => {
       producing = false;
