@@ -43,6 +43,9 @@ test('compose from a library scenario, validate, launch and save', async ({ page
   await page.getByTestId('composer-file').fill('e2e-composed');
   await page.getByTestId('composer-save').click();
   await expect(page.getByTestId('composer-saved')).toContainText('user/e2e-composed.yaml');
+  // Reset discards the draft and reloads the file.
+  await page.getByTestId('composer-reset').click();
+  await expect(page.getByTestId('composer-yaml')).toHaveValue(/duration: 10s/);
   await page.getByTestId('nav-scenarios').click();
   await expect(page.locator('[data-testid="scenario"][data-path="user/e2e-composed.yaml"]')).toBeVisible();
 });

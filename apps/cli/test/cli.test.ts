@@ -3,12 +3,8 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const MAIN = path.resolve(here, '../dist/main.js');
-const REPO = path.resolve(here, '../../..');
+import { REPO, runKbench } from './helpers.js';
 
 let home: string;
 beforeAll(async () => {
@@ -18,18 +14,8 @@ afterAll(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-function kbench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [MAIN, ...args],
-      { cwd: REPO, env: { ...process.env, KBENCH_HOME: home }, timeout: 120_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+function kbench(args: string[]) {
+  return runKbench(home, args);
 }
 
 describe('the kbench bin', () => {

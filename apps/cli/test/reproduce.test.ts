@@ -1,15 +1,9 @@
-// `kbench reproduce --quick` on a tiny folder, and OMB import/export, through the built CLI
-// with a temporary KBENCH_HOME, against the real bundled broker.
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO, runKbench } from './helpers.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const MAIN = path.resolve(here, '../dist/main.js');
-const REPO = path.resolve(here, '../../..');
 const OMB = path.resolve(REPO, 'packages/schema/test/fixtures/omb');
 
 let home: string;
@@ -20,16 +14,8 @@ afterAll(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-function kbench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [MAIN, ...args],
-      { cwd: REPO, env: { ...process.env, KBENCH_HOME: home }, timeout: 180_000 },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
-    );
-  });
+function kbench(args: string[]) {
+  return runKbench(home, args);
 }
 
 const TINY = {

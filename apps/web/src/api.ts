@@ -1,33 +1,19 @@
 // The server's REST API, typed with the shapes from @kbench/schema.
-import type { RunListItem, RunRecord, RunStatus, Sample, Scenario } from '@kbench/schema';
+import type {
+  RunListItem,
+  RunRecord,
+  RunStatus,
+  Sample,
+  Scenario,
+  ScenarioEntry,
+  ScenarioOutline,
+} from '@kbench/schema';
 
-export type { RunListItem, RunRecord, RunStatus, Sample, Scenario };
+export type { RunListItem, RunRecord, RunStatus, Sample, Scenario, ScenarioEntry, ScenarioOutline };
 
 export interface Issue {
   path: string;
   message: string;
-}
-
-export interface ScenarioOutline {
-  target: string;
-  driver: string;
-  nodes: number;
-  partitions: number;
-  producers: number;
-  consumers: number;
-  messageSize: number | { min: number; max: number };
-  length: string;
-  sweep: boolean;
-}
-
-export interface ScenarioEntry {
-  path: string;
-  folder: string;
-  name: string;
-  description: string;
-  valid: boolean;
-  issues?: Issue[];
-  outline?: ScenarioOutline;
 }
 
 export interface ScenarioFile {

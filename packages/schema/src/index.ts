@@ -7,3 +7,4 @@ export * from './parse.js';
 export * from './run.js';
 export * from './scenario.js';
 export * from './units.js';
+export * from './library.js';

@@ -5,8 +5,10 @@ import {
   checkScenario,
   readScenarioText,
   type Scenario,
+  type ScenarioEntry,
   ScenarioError,
   type ScenarioIssue,
+  type ScenarioOutline,
 } from '@kbench/schema';
 import fp from 'fastify-plugin';
 import { HttpError, invalidScenario } from '../http-error.js';
@@ -14,30 +16,6 @@ import { HttpError, invalidScenario } from '../http-error.js';
 const SCENARIO_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 /** Paths of scenarios from the user's own folder start with this, to keep them apart from the library's. */
 export const USER_PREFIX = 'user/';
-
-/** The knobs a person scans a list for, from the resolved scenario. */
-export interface ScenarioOutline {
-  target: string;
-  driver: string;
-  nodes: number;
-  partitions: number;
-  producers: number;
-  consumers: number;
-  messageSize: number | { min: number; max: number };
-  /** How long it runs: a duration ("60s") or a record count. */
-  length: string;
-  sweep: boolean;
-}
-
-export interface ScenarioEntry {
-  path: string;
-  folder: string;
-  name: string;
-  description: string;
-  valid: boolean;
-  issues?: ScenarioIssue[];
-  outline?: ScenarioOutline;
-}
 
 function outline(s: Scenario): ScenarioOutline {
   return {

@@ -280,8 +280,17 @@ export function ComposerPage({ from }: { from: string | null }) {
           </label>
           <button
             type="button"
+            className="btn ghost"
+            onClick={reset}
+            data-testid="composer-reset"
+            title="Discard changes"
+          >
+            Reset
+          </button>
+          <button
+            type="button"
             className="btn primary"
-            disabled={!checked.ok || yamlError !== null || Boolean(sweep)}
+            disabled={!checked.ok || yamlError !== null}
             onClick={launch}
             data-testid="composer-launch"
             title={sweep ? 'Run one scenario per sweep value, in turn' : 'Run this scenario now'}
@@ -360,8 +369,8 @@ export function ComposerPage({ from }: { from: string | null }) {
                     }
                   />
                   <div className="help">
-                    Comma-separated; each value is checked against the knob. Sweeps run from the CLI: kbench
-                    sweep &lt;file&gt;.
+                    Comma-separated; each value is checked against the knob. Launch runs one run per value, in
+                    turn.
                   </div>
                 </div>
               )}

@@ -10,7 +10,7 @@
 //! headers and the next fetch goes out; the records are counted while that fetch is in flight.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,12 +19,12 @@ use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::{FetchRequest, FetchResponse, ListOffsetsRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
-use tokio::sync::{mpsc, watch, Notify};
-use tokio::task::JoinHandle;
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::batch_reader::{for_each_record, next_offset};
 use crate::client::{decode_response, Connection, Response, SimpleClient};
+use crate::engine_task::{EngineTask, Shared};
 use crate::error::{Error, Result};
 use crate::metadata::{is_retriable, ApiVersions, ClusterMetadata, MetadataClient};
 use crate::payload::now_micros;
@@ -53,19 +53,10 @@ pub struct ConsumerConfig {
     pub members: u32,
 }
 
-#[derive(Debug, Default)]
-struct Shared {
-    stats: SharedStats,
-    stopping: AtomicBool,
-    stop: Notify,
-}
-
 /// A running consumer.
 #[derive(Debug)]
 pub struct Consumer {
-    shared: Arc<Shared>,
-    done: watch::Receiver<bool>,
-    task: JoinHandle<()>,
+    task: EngineTask,
 }
 
 impl Consumer {
@@ -88,7 +79,6 @@ impl Consumer {
         let all: Vec<usize> = (0..assigned.len()).collect();
         list_offsets(&cluster, &versions, &mut assigned, &all, timestamp).await?;
         let shared = Arc::new(Shared::default());
-        let (done_tx, done) = watch::channel(false);
         let (responses_tx, responses) = mpsc::unbounded_channel();
         let engine = Engine {
             topic_names: cluster
@@ -113,33 +103,22 @@ impl Consumer {
             reset: vec![],
             retry_at: None,
         };
-        let task = tokio::spawn(async move {
-            engine.run().await;
-            let _ = done_tx.send(true);
-        });
-        Ok(Consumer { shared, done, task })
+        Ok(Consumer {
+            task: EngineTask::spawn(shared, engine.run()),
+        })
     }
 
     pub fn take_interval(&self) -> IntervalStats {
-        self.shared.stats.take_interval()
+        self.task.take_interval()
     }
 
     pub fn last_error(&self) -> Option<String> {
-        self.shared.stats.last_error()
+        self.task.last_error()
     }
 
     /// Stops fetching and closes the connections. Idempotent.
     pub async fn stop(&self) {
-        self.shared.stopping.store(true, Ordering::Release);
-        self.shared.stop.notify_one();
-        let mut done = self.done.clone();
-        let _ = done.wait_for(|d| *d).await;
-    }
-}
-
-impl Drop for Consumer {
-    fn drop(&mut self) {
-        self.task.abort();
+        self.task.stop().await;
     }
 }
 

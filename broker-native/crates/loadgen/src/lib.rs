@@ -5,6 +5,7 @@ pub mod batch;
 pub mod batch_reader;
 pub mod client;
 pub mod consumer;
+mod engine_task;
 pub mod error;
 pub mod histogram;
 pub mod metadata;

@@ -3,7 +3,7 @@
 //! intended send time (fixed rate) or its append time (closed loop).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,12 +13,12 @@ use kafka_protocol::messages::{
     InitProducerIdRequest, ProduceRequest, ProduceResponse, ProducerId, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
-use tokio::sync::{mpsc, watch, Notify};
-use tokio::task::JoinHandle;
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::batch::{BatchBuilder, Compression, ProducerFields};
 use crate::client::{decode_response, Connection, Response};
+use crate::engine_task::{EngineTask, Shared};
 use crate::error::{Error, Result};
 use crate::metadata::{is_retriable, ClusterMetadata, MetadataClient};
 use crate::partitioner::partition_for_key;
@@ -109,20 +109,10 @@ impl ProducerConfig {
     }
 }
 
-/// State shared by the engine task and the handle.
-#[derive(Debug, Default)]
-struct Shared {
-    stats: SharedStats,
-    stopping: AtomicBool,
-    stop: Notify,
-}
-
 /// A running producer.
 #[derive(Debug)]
 pub struct Producer {
-    shared: Arc<Shared>,
-    done: watch::Receiver<bool>,
-    task: JoinHandle<()>,
+    task: EngineTask,
 }
 
 impl Producer {
@@ -140,7 +130,6 @@ impl Producer {
             ProducerFields::NONE
         };
         let shared = Arc::new(Shared::default());
-        let (done_tx, done) = watch::channel(false);
         let engine = Engine::new(
             config,
             shared.clone(),
@@ -149,42 +138,31 @@ impl Producer {
             produce_version,
             producer,
         );
-        let task = tokio::spawn(async move {
-            engine.run().await;
-            let _ = done_tx.send(true);
-        });
-        Ok(Producer { shared, done, task })
+        Ok(Producer {
+            task: EngineTask::spawn(shared, engine.run()),
+        })
     }
 
     pub fn take_interval(&self) -> IntervalStats {
-        self.shared.stats.take_interval()
+        self.task.take_interval()
     }
 
     pub fn last_error(&self) -> Option<String> {
-        self.shared.stats.last_error()
+        self.task.last_error()
     }
 
     pub fn is_finished(&self) -> bool {
-        *self.done.borrow()
+        self.task.is_finished()
     }
 
     /// Resolves when the records or duration are done, or after `stop`.
     pub async fn finished(&self) {
-        let mut done = self.done.clone();
-        let _ = done.wait_for(|d| *d).await;
+        self.task.finished().await;
     }
 
     /// Stops generating, waits briefly for requests in flight, and ends the run. Idempotent.
     pub async fn stop(&self) {
-        self.shared.stopping.store(true, Ordering::Release);
-        self.shared.stop.notify_one();
-        self.finished().await;
-    }
-}
-
-impl Drop for Producer {
-    fn drop(&mut self) {
-        self.task.abort();
+        self.task.stop().await;
     }
 }
 

@@ -1,15 +1,14 @@
 //! AlterConfigs (the legacy, replace-everything form kafkajs uses): the
 //! given configs become the topic's whole set of overrides.
 
-use super::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC};
+use super::describe_configs::require_topic_resource;
 use crate::broker::Broker;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::topic_config::validate_all;
 use kafka_protocol::messages::alter_configs_request::AlterConfigsResource;
 use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::ResponseError;
 
 pub fn response(broker: &Broker, req: AlterConfigsRequest, _version: i16) -> AlterConfigsResponse {
     let mut response = AlterConfigsResponse::default();
@@ -31,14 +30,7 @@ pub fn response(broker: &Broker, req: AlterConfigsRequest, _version: i16) -> Alt
 }
 
 fn alter(broker: &Broker, resource: AlterConfigsResource, validate_only: bool) -> Result<()> {
-    if resource.resource_type != RESOURCE_TOPIC {
-        let message = if resource.resource_type == RESOURCE_BROKER {
-            "broker configs are read-only on this broker".to_string()
-        } else {
-            format!("resource type {} is not supported", resource.resource_type)
-        };
-        return Err(Error::kafka(ResponseError::InvalidRequest, message));
-    }
+    require_topic_resource(resource.resource_type)?;
     let overrides = validate_all(
         resource
             .configs
@@ -53,8 +45,10 @@ fn alter(broker: &Broker, resource: AlterConfigsResource, validate_only: bool) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handlers::describe_configs::RESOURCE_TOPIC;
     use crate::handlers::test_support::broker;
     use kafka_protocol::messages::alter_configs_request::AlterableConfig;
+    use kafka_protocol::ResponseError;
 
     fn request(topic: &str, configs: &[(&str, &str)]) -> AlterConfigsRequest {
         let mut r = AlterConfigsResource::default();

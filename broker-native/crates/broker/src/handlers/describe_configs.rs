@@ -14,6 +14,22 @@ use kafka_protocol::ResponseError;
 pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
 
+/// Only topic configs can change here; broker configs are read-only (the one rule of both
+/// AlterConfigs and IncrementalAlterConfigs).
+pub fn require_topic_resource(resource_type: i8) -> crate::error::Result<()> {
+    match resource_type {
+        RESOURCE_TOPIC => Ok(()),
+        RESOURCE_BROKER => Err(crate::error::Error::kafka(
+            kafka_protocol::ResponseError::InvalidRequest,
+            "broker configs are read-only on this broker",
+        )),
+        other => Err(crate::error::Error::kafka(
+            kafka_protocol::ResponseError::InvalidRequest,
+            format!("resource type {other} is not supported"),
+        )),
+    }
+}
+
 /// Kafka's ConfigSource values.
 const SOURCE_DYNAMIC_TOPIC: i8 = 1;
 const SOURCE_STATIC_BROKER: i8 = 4;

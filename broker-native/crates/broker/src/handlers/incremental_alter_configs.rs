@@ -1,7 +1,7 @@
 //! IncrementalAlterConfigs for topic configs (SET, DELETE, and APPEND /
 //! SUBTRACT on list configs). Broker configs are read-only.
 
-use super::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC};
+use super::describe_configs::require_topic_resource;
 use crate::broker::Broker;
 use crate::error::{Error, Result};
 use crate::topic_config::{validate, TopicOverrides, ACCEPTED_IGNORED, DESCRIBED};
@@ -50,21 +50,7 @@ pub fn response(
 }
 
 fn alter(broker: &Broker, resource: AlterConfigsResource, validate_only: bool) -> Result<()> {
-    match resource.resource_type {
-        RESOURCE_TOPIC => {}
-        RESOURCE_BROKER => {
-            return Err(Error::kafka(
-                ResponseError::InvalidRequest,
-                "broker configs are read-only on this broker",
-            ))
-        }
-        other => {
-            return Err(Error::kafka(
-                ResponseError::InvalidRequest,
-                format!("resource type {other} is not supported"),
-            ))
-        }
-    }
+    require_topic_resource(resource.resource_type)?;
     let name = resource.resource_name.as_str();
     let topic = broker.log.topic(name).ok_or_else(|| {
         Error::kafka(
@@ -159,6 +145,7 @@ fn apply(overrides: &mut TopicOverrides, change: &AlterableConfig) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handlers::describe_configs::RESOURCE_TOPIC;
     use crate::handlers::test_support::broker;
 
     fn request(

@@ -150,10 +150,15 @@ pub(crate) mod test_support {
                 headers: IndexMap::new(),
             })
             .collect();
+        encode(&records)
+    }
+
+    /// Encodes records as one uncompressed v2 batch, as a client would send it.
+    pub fn encode(records: &[Record]) -> Vec<u8> {
         let mut buf = BytesMut::new();
         RecordBatchEncoder::encode(
             &mut buf,
-            &records,
+            records,
             &RecordEncodeOptions {
                 version: 2,
                 compression: Compression::None,

@@ -281,11 +281,10 @@ pub fn rebuild(
 
 #[cfg(test)]
 pub(crate) mod test_support {
-    use bytes::{Bytes, BytesMut};
+    use crate::storage::batch::test_support::encode;
+    use bytes::Bytes;
     use kafka_protocol::indexmap::IndexMap;
-    use kafka_protocol::records::{
-        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-    };
+    use kafka_protocol::records::{Record, TimestampType};
 
     /// One v2 batch of `count` records from producer `id` at `epoch`,
     /// starting at sequence `seq`.
@@ -317,17 +316,7 @@ pub(crate) mod test_support {
                 headers: IndexMap::new(),
             })
             .collect();
-        let mut buf = BytesMut::new();
-        RecordBatchEncoder::encode(
-            &mut buf,
-            &records,
-            &RecordEncodeOptions {
-                version: 2,
-                compression: Compression::None,
-            },
-        )
-        .unwrap();
-        buf.to_vec()
+        encode(&records)
     }
 }
 

@@ -116,11 +116,10 @@ impl TimeIndex {
 /// Record batches with chosen timestamps, for storage tests.
 #[cfg(test)]
 pub(crate) mod test_support {
-    use bytes::{Bytes, BytesMut};
+    use crate::storage::batch::test_support::encode;
+    use bytes::Bytes;
     use kafka_protocol::indexmap::IndexMap;
-    use kafka_protocol::records::{
-        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-    };
+    use kafka_protocol::records::{Record, TimestampType};
 
     /// One v2 batch of `count` records, all with `timestamp`.
     pub fn batch_at(count: usize, value_len: usize, timestamp: i64) -> Vec<u8> {
@@ -141,17 +140,7 @@ pub(crate) mod test_support {
                 headers: IndexMap::new(),
             })
             .collect();
-        let mut buf = BytesMut::new();
-        RecordBatchEncoder::encode(
-            &mut buf,
-            &records,
-            &RecordEncodeOptions {
-                version: 2,
-                compression: Compression::None,
-            },
-        )
-        .unwrap();
-        buf.to_vec()
+        encode(&records)
     }
 }
 
