@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-import { ScenarioError } from '@kbench/schema';
+import { ProfileError, ScenarioError } from '@kbench/schema';
 import { brokerCommand } from './commands/broker.js';
 import { compareCommand } from './commands/compare.js';
 import { exportCommand } from './commands/export.js';
 import { importCommand } from './commands/import.js';
 import { listCommand } from './commands/list.js';
+import { profileCommand } from './commands/profile.js';
 import { reproduceCommand } from './commands/reproduce.js';
 import { rerunCommand, runCommand, sweepCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   import: importCommand,
   serve: serveCommand,
   broker: brokerCommand,
+  profile: profileCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -42,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    if (err instanceof UsageError || err instanceof ScenarioError) {
+    if (err instanceof UsageError || err instanceof ScenarioError || err instanceof ProfileError) {
       process.stderr.write(`${err.message}\n`);
       process.exit(2);
     }

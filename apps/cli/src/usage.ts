@@ -6,7 +6,8 @@ export class UsageError extends Error {
 export const USAGE = `kbench: a benchmark workbench for Kafka-protocol streaming
 
 Usage:
-  kbench run <scenario> [--set knob.path=value]... [--target T] [--json] [--quick]
+  kbench run <scenario> [--set knob.path=value]... [--target T]... [--json] [--quick]
+             [--dry-run] [--keep-topics] [--max-rate N]
   kbench sweep <scenario> [same options as run]      (a scenario with sweep: { knob, values })
   kbench list [--json] [--status S] [--search TEXT] [--limit N]
   kbench show <run-id> [--json]
@@ -17,17 +18,28 @@ Usage:
   kbench rerun <run-id> [--json]                     (the stored resolved scenario, run again)
   kbench serve [--port 7420] [--scenarios DIR]
   kbench broker [--port 9092] [--data-dir DIR] [--nodes 1]
+  kbench profile add <name> --bootstrap H:P[,H:P] [--tls] [--ca F] [--cert F --key F] [--insecure]
+                 [--servername S] [--sasl plain|scram-sha-256|scram-sha-512 --username U
+                 --password-stdin|--password-env VAR|--password P] [--max-rate N] [--description T] [--replace]
+  kbench profile list [--json] | show <name> [--json] | remove <name>
   kbench help
 
 Options of run:
   --set knob.path=value   override any knob (YAML value), e.g. --set producers.acks=all; repeatable
-  --target T              bundled (default) or bootstrap servers host:port[,host:port]
+  --target T              bundled (default), kafka (a managed Apache Kafka on this machine), a profile
+                          name (kbench profile list) or bootstrap servers host:port[,host:port];
+                          several --target run the scenario on each in turn and compare them
+  --dry-run               print the topics it would create and the load it would send, and exit;
+                          nothing is created or sent and the target is not contacted
+  --keep-topics           leave the run's topics and consumer groups on the cluster (--set topics.keep=true)
+  --max-rate N            a rate ceiling in records/s: a fixed rate above it is refused, max and
+                          find-max are capped at it (a profile's maxRate applies too; the lower wins)
   --json                  print the stored run as JSON on stdout (progress goes to stderr)
   --quick                 a short version: duration at most 10s, warm-up at most 2s, records at most 100000,
                           backlog at most 64MB, idle topics at most 1000
 
 Environment:
-  KBENCH_HOME             where the history (history.duckdb) lives; default ~/.kbench
+  KBENCH_HOME             where the history (history.duckdb) and profiles (profiles/) live; default ~/.kbench
 
 Exit codes: 0 done, 1 the run failed, 2 bad usage or invalid scenario.
 `;

@@ -1,4 +1,5 @@
 // Builds the Fastify app: guard, services, routes, web app. `server.ts` listens.
+import { ProfileStore } from '@kbench/engine/profiles';
 import type { History } from '@kbench/history';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { HttpError } from './http-error.js';
@@ -7,11 +8,19 @@ import { runManagerPlugin } from './plugins/run-manager.js';
 import { scenarioLibraryPlugin } from './plugins/scenario-library.js';
 import { chartRoutes } from './routes/charts.js';
 import { healthRoutes } from './routes/health.js';
+import { profileRoutes } from './routes/profiles.js';
 import { runEventRoutes } from './routes/run-events.js';
 import { runRoutes } from './routes/runs.js';
 import { scenarioRoutes } from './routes/scenarios.js';
 import { loopbackGuard } from './security.js';
 import { webApp } from './web.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The target profiles runs may name. */
+    profiles: ProfileStore;
+  }
+}
 
 /** Errors the history throws on purpose, by name, and the answer each deserves. */
 const HISTORY_ERROR_STATUS: Record<string, number> = { AmbiguousRunIdError: 400, RunNotFoundError: 404 };
@@ -22,6 +31,8 @@ export interface AppOptions {
   scenariosDir: string;
   /** A person's own scenarios, listed under user/. */
   userScenariosDir?: string;
+  /** Where target profiles live; default $KBENCH_HOME/profiles. */
+  profilesDir?: string;
   /** The built web app (apps/web/dist); without it only the API is served. */
   webDist?: string;
   /** The interface it listens on; informational, since startServer always binds 127.0.0.1. */
@@ -52,6 +63,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   await app.register(loopbackGuard, opts.port === undefined ? {} : { port: opts.port });
   await app.register(historyPlugin, { history: opts.history });
+  app.decorate('profiles', new ProfileStore(opts.profilesDir));
   await app.register(runManagerPlugin);
   await app.register(scenarioLibraryPlugin, {
     scenariosDir: opts.scenariosDir,
@@ -61,6 +73,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes);
   await app.register(scenarioRoutes);
   await app.register(runRoutes);
+  await app.register(profileRoutes);
   await app.register(runEventRoutes);
   await app.register(chartRoutes);
   await app.register(webApp, opts.webDist ? { webDist: opts.webDist } : {});

@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,12 @@ let app: FastifyInstance;
 
 beforeAll(async () => {
   ws = await makeWorkspace();
-  app = await buildApp({ history: ws.history, scenariosDir: ws.scenariosDir, port: PORT });
+  app = await buildApp({
+    history: ws.history,
+    scenariosDir: ws.scenariosDir,
+    profilesDir: join(ws.dir, 'profiles'),
+    port: PORT,
+  });
 });
 
 afterAll(async () => {
@@ -194,6 +199,103 @@ describe('starting a run with a bad scenario', () => {
     const extra = await call({ method: 'POST', url: '/api/runs', payload: { yaml: 'name: x', force: true } });
     expect(extra.statusCode).toBe(400);
     expect(extra.json().error).toMatch(/additional properties/);
+  });
+});
+
+describe('target profiles', () => {
+  const profile = {
+    name: 'shared',
+    bootstrap: 'k1.example:9093',
+    tls: { ca: '/etc/kafka/ca.pem' },
+    sasl: { mechanism: 'scram-sha-256', username: 'bench', password: 'Very-secret-1' },
+    maxRate: 1000,
+  };
+
+  it('are created, listed and deleted, and never answered with their secrets', async () => {
+    const created = await call({ method: 'POST', url: '/api/profiles', payload: profile });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().sasl).toEqual({
+      mechanism: 'scram-sha-256',
+      username: 'bench',
+      password: '********',
+    });
+    expect(created.json().tls).toEqual({ ca: '/etc/kafka/ca.pem', rejectUnauthorized: true });
+    const file = join(ws.dir, 'profiles', 'shared.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(await readFile(file, 'utf8')).toContain('Very-secret-1');
+
+    const list = await call({ method: 'GET', url: '/api/profiles' });
+    expect(list.json().map((p: { name: string }) => p.name)).toEqual(['shared']);
+    expect(list.body).not.toContain('Very-secret-1');
+
+    const again = await call({ method: 'POST', url: '/api/profiles', payload: profile });
+    expect(again.statusCode).toBe(409);
+    expect(again.body).not.toContain('Very-secret-1');
+    const replaced = await call({
+      method: 'POST',
+      url: '/api/profiles?replace=true',
+      payload: { ...profile, maxRate: 500 },
+    });
+    expect(replaced.json().maxRate).toBe(500);
+  });
+
+  it('answers 400 naming each bad field', async () => {
+    const res = await call({
+      method: 'POST',
+      url: '/api/profiles',
+      payload: {
+        name: 'bundled',
+        bootstrap: 'no port',
+        sasl: { mechanism: 'md5', username: 'u', password: 'p' },
+      },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toBe('invalid profile');
+    expect(res.json().issues.map((i: { path: string }) => i.path)).toEqual([
+      'name',
+      'bootstrap',
+      'sasl.mechanism',
+    ]);
+  });
+
+  it('a run on a profile is checked against it: the native driver cannot do SASL, the rate has a ceiling', async () => {
+    const native = await call({
+      method: 'POST',
+      url: '/api/runs',
+      payload: { scenario: { target: 'shared', driver: 'native', duration: '3s' } },
+    });
+    expect(native.statusCode).toBe(400);
+    expect(native.json().issues.map((i: { path: string }) => i.path)).toEqual(['driver']);
+    const fast = await call({
+      method: 'POST',
+      url: '/api/runs',
+      payload: {
+        scenario: {
+          duration: '3s',
+          producers: { rate: 800 },
+          sweep: { knob: 'target', values: ['bundled', 'shared'] },
+        },
+      },
+    });
+    expect(fast.statusCode).toBe(400);
+    expect(fast.json().issues).toEqual([
+      { path: 'producers.rate', message: expect.stringContaining('above the rate ceiling of 500 records/s') },
+    ]);
+    expect(fast.json().issues[0].message).toContain('(in run 2,');
+    const unknown = await call({
+      method: 'POST',
+      url: '/api/runs',
+      payload: { scenario: { target: 'nowhere' } },
+    });
+    expect(unknown.json().issues[0]).toMatchObject({ path: 'target' });
+  });
+
+  it('are deleted by name', async () => {
+    expect((await call({ method: 'DELETE', url: '/api/profiles/shared' })).json()).toEqual({
+      deleted: 'shared',
+    });
+    expect((await call({ method: 'DELETE', url: '/api/profiles/shared' })).statusCode).toBe(404);
+    expect((await call({ method: 'GET', url: '/api/profiles' })).json()).toEqual([]);
   });
 });
 

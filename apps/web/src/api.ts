@@ -7,9 +7,19 @@ import type {
   Scenario,
   ScenarioEntry,
   ScenarioOutline,
+  TargetProfile,
 } from '@kbench/schema';
 
-export type { RunListItem, RunRecord, RunStatus, Sample, Scenario, ScenarioEntry, ScenarioOutline };
+export type {
+  RunListItem,
+  RunRecord,
+  RunStatus,
+  Sample,
+  Scenario,
+  ScenarioEntry,
+  ScenarioOutline,
+  TargetProfile,
+};
 
 export interface Issue {
   path: string;
@@ -92,6 +102,8 @@ export const api = {
   updateRun: (id: string, change: { tags?: string[]; notes?: string }) =>
     request<RunRecord>('PATCH', `/api/runs/${enc(id)}`, change),
   deleteRun: (id: string) => request<{ deleted: string }>('DELETE', `/api/runs/${enc(id)}`),
+  /** Target profiles, secrets masked by the server. */
+  profiles: () => request<TargetProfile[]>('GET', '/api/profiles'),
   eventsUrl: (id: string) => `/api/runs/${enc(id)}/events`,
   csvUrl: (id: string) => `/api/runs/${enc(id)}/samples.csv`,
   /** A chart of one run (one id) or a comparison (several), drawn by the server as the page draws it. */

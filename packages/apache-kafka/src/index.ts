@@ -1,6 +1,12 @@
 export { replaceSection } from './bench/doc.js';
 export { describeMachine } from './bench/machine.js';
 export { type BundledBroker, bundledBrokerBinary, startBundledBroker } from './bundled.js';
+export {
+  type BundledCluster,
+  type BundledClusterNode,
+  type BundledClusterOptions,
+  startBundledCluster,
+} from './bundled-cluster.js';
 export { KafkaToolError, MissingProgramError } from './errors.js';
 export { type EnsureKafkaJarsOptions, ensureKafkaJars, type KafkaJars } from './jars.js';
 export {
@@ -25,9 +31,13 @@ export {
   type ProducerPerformanceResult,
   producerPerformance,
 } from './perf.js';
-export { answersApiVersions, freePort } from './ports.js';
+export { answersApiVersions, freePort, kafkaRequest, metadataBrokerIds } from './ports.js';
 export {
   type ApacheKafka,
+  type ApacheKafkaNode,
+  type ManagedSasl,
+  type ManagedSaslMechanism,
+  type NodeLayout,
   newClusterId,
   SERVER_JVM_ARGS,
   type StartApacheKafkaOptions,

@@ -1,37 +1,193 @@
-import type { Scenario } from '@kbench/schema';
+// Topic setup and clean-up, and what the cluster says about itself. Safety on shared clusters: a run
+// creates only topics whose names it found free, deletes afterwards only what it created, and never
+// alters a topic it did not create.
+import type { ClusterDescription, Scenario } from '@kbench/schema';
+import type { Admin, ConfigResourceTypes } from 'kafkajs';
+import { fetchApiVersions, inferVersion, rangesByName } from './api-versions.js';
 import { createKafka, type Log } from './drivers/kafkajs/client.js';
+import type { ConnectionSecurity } from './security.js';
 
 const TOPICS_PER_REQUEST = 1000;
+/** ConfigResourceTypes.TOPIC (a value, which Node cannot import by name from kafkajs, a CommonJS module). */
+const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 
-/** Creates the run's topics (whatever the load driver) and waits for their leaders. */
+/** Where a target is and how to reach it. */
+export interface Connection {
+  bootstrap: string[];
+  security?: ConnectionSecurity;
+}
+
+export class TopicExistsError extends Error {
+  override name = 'TopicExistsError';
+}
+
+async function withAdmin<T>(
+  connection: Connection,
+  clientId: string,
+  log: Log,
+  use: (admin: Admin) => Promise<T>,
+): Promise<T> {
+  const admin = createKafka(clientId, connection.bootstrap, log, connection.security).admin();
+  await admin.connect();
+  try {
+    return await use(admin);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * Creates the run's topics (whatever the load driver) and waits for their leaders. `created`
+ * receives each name as soon as its creation is confirmed, so a failure half-way still leaves a
+ * complete list for the clean-up. A name that exists already fails the run before anything is
+ * created, unless `topics.ifExists` is reuse: then the topic is used as it is.
+ */
 export async function createTopics(
-  bootstrap: string[],
+  connection: Connection,
   clientId: string,
   topics: string[],
   config: Scenario['topics'],
   log: Log,
-): Promise<void> {
-  const admin = createKafka(clientId, bootstrap, log).admin();
-  await admin.connect();
-  try {
+  created: string[] = [],
+): Promise<{ reused: string[] }> {
+  return withAdmin(connection, clientId, log, async (admin) => {
+    const before = new Set(await admin.listTopics());
+    const existing = topics.filter((t) => before.has(t));
+    if (existing.length > 0 && config.ifExists !== 'reuse') {
+      const more = existing.length > 1 ? ` (and ${existing.length - 1} more)` : '';
+      throw new TopicExistsError(
+        `topic ${existing[0]}${more} exists already on the target; kbench never reuses or alters a topic it did not create. Choose another topics.prefix, or set topics.ifExists: reuse to use it as it is`,
+      );
+    }
+    if (existing.length > 0) log('warn', `reusing ${existing.length} existing topic(s) as they are`);
+    const missing = topics.filter((t) => !before.has(t));
     const configEntries = Object.entries({
       'min.insync.replicas': String(config.minInsyncReplicas),
       ...config.config,
     }).map(([name, value]) => ({ name, value }));
     // Many topics (the topic-count benchmark makes 120,001) go in requests of a thousand.
-    for (let i = 0; i < topics.length; i += TOPICS_PER_REQUEST) {
-      await admin.createTopics({
-        waitForLeaders: true,
-        timeout: 60_000,
-        topics: topics.slice(i, i + TOPICS_PER_REQUEST).map((topic) => ({
-          topic,
-          numPartitions: config.partitions,
-          replicationFactor: config.replicationFactor,
-          configEntries,
-        })),
-      });
+    for (let i = 0; i < missing.length; i += TOPICS_PER_REQUEST) {
+      const batch = missing.slice(i, i + TOPICS_PER_REQUEST);
+      let made: boolean;
+      try {
+        made = await admin.createTopics({
+          waitForLeaders: true,
+          timeout: 60_000,
+          topics: batch.map((topic) => ({
+            topic,
+            numPartitions: config.partitions,
+            replicationFactor: config.replicationFactor,
+            configEntries,
+          })),
+        });
+      } catch (err) {
+        // Some of the batch may exist now: those are ours (their names were free a moment ago).
+        const now = new Set(await admin.listTopics().catch(() => [] as string[]));
+        created.push(...batch.filter((t) => now.has(t)));
+        throw err;
+      }
+      if (!made) {
+        // Every name of the batch existed when the cluster handled the request: created by someone
+        // else since we looked (or by an earlier attempt of this very request). Not ours to delete.
+        throw new TopicExistsError(
+          `topics ${batch[0]}... appeared on the target while kbench was creating them; not touching them`,
+        );
+      }
+      created.push(...batch);
     }
-  } finally {
-    await admin.disconnect();
+    return { reused: existing };
+  });
+}
+
+/** Deletes the topics and consumer groups a run created; problems are logged, never thrown. */
+export async function deleteRunResources(
+  connection: Connection,
+  clientId: string,
+  resources: { topics: string[]; groups: string[] },
+  log: Log,
+): Promise<void> {
+  if (resources.topics.length === 0 && resources.groups.length === 0) return;
+  try {
+    await withAdmin(connection, clientId, log, async (admin) => {
+      if (resources.groups.length > 0) {
+        const existing = new Set((await admin.listGroups()).groups.map((g) => g.groupId));
+        const ours = resources.groups.filter((g) => existing.has(g));
+        if (ours.length > 0) {
+          await admin.deleteGroups(ours).catch((err: unknown) => {
+            log(
+              'warn',
+              `deleting the run's consumer groups: ${err instanceof Error ? err.message : String(err)}`,
+            );
+          });
+        }
+      }
+      for (let i = 0; i < resources.topics.length; i += TOPICS_PER_REQUEST) {
+        await admin.deleteTopics({
+          topics: resources.topics.slice(i, i + TOPICS_PER_REQUEST),
+          timeout: 60_000,
+        });
+      }
+    });
+    log('info', `deleted the run's ${resources.topics.length} topic(s)`);
+  } catch (err) {
+    log(
+      'warn',
+      `could not delete the run's topics (${resources.topics.slice(0, 3).join(', ')}${resources.topics.length > 3 ? ', ...' : ''}): ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
+}
+
+/** The cluster as it describes itself: brokers (DescribeCluster), ApiVersions, the first topic's configs. */
+export async function describeTarget(
+  connection: Connection,
+  clientId: string,
+  topic: string | undefined,
+  log: Log,
+): Promise<ClusterDescription> {
+  return withAdmin(connection, clientId, log, async (admin) => {
+    const cluster = await admin.describeCluster();
+    let topicConfigs: ClusterDescription['topicConfigs'] = null;
+    if (topic !== undefined) {
+      const described = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: TOPIC_RESOURCE, name: topic }],
+      });
+      const entries = described.resources[0]?.configEntries ?? [];
+      topicConfigs = {
+        topic,
+        configs: Object.fromEntries(
+          [...entries]
+            .sort((a, b) => a.configName.localeCompare(b.configName))
+            .map((e) => [e.configName, e.isSensitive ? null : e.configValue]),
+        ),
+      };
+    }
+    let apiVersions: Record<string, string> = {};
+    let versionHint = 'unknown (ApiVersions did not answer)';
+    for (const server of connection.bootstrap) {
+      const colon = server.lastIndexOf(':');
+      try {
+        const ranges = await fetchApiVersions(
+          server.slice(0, colon),
+          Number(server.slice(colon + 1)),
+          connection.security?.tls,
+        );
+        apiVersions = rangesByName(ranges);
+        versionHint = inferVersion(ranges);
+        break;
+      } catch (err) {
+        log('warn', `ApiVersions from ${server}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return {
+      clusterId: cluster.clusterId ?? null,
+      controllerId: cluster.controller ?? null,
+      brokers: cluster.brokers
+        .map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port }))
+        .sort((a, b) => a.nodeId - b.nodeId),
+      apiVersions,
+      versionHint,
+      topicConfigs,
+    };
+  });
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { KAFKA_VERSION } from '@kbench/apache-kafka';
-import type { Environment, Scenario } from '@kbench/schema';
+import { describeSecurity, type Environment, type Scenario, type TargetProfile } from '@kbench/schema';
 
 const require = createRequire(import.meta.url);
 
@@ -28,7 +28,7 @@ const KBENCH_VERSION = readVersion(new URL('../package.json', import.meta.url).p
 /** What a reader needs to judge a figure: the machine, the software, and where the load went. */
 export function captureEnvironment(
   scenario: Scenario,
-  target: { kind: string; bootstrap: string },
+  target: { kind: string; bootstrap: string; profile?: TargetProfile; rateCeiling?: number },
 ): Environment {
   const cpus = os.cpus();
   return {
@@ -47,11 +47,14 @@ export function captureEnvironment(
         target.kind === 'bundled'
           ? `kbench-broker ${packageVersion('@kbench/broker-native')}`
           : target.kind === 'kafka'
-            ? `Apache Kafka ${KAFKA_VERSION}`
+            ? `Apache Kafka ${KAFKA_VERSION}${scenario.cluster.nodes > 1 ? `, ${scenario.cluster.nodes} nodes` : ''}`
             : 'external',
     },
     target: target.kind,
     bootstrap: target.bootstrap,
     driver: scenario.driver,
+    // The profile's name and how it connects; never its credentials.
+    ...(target.profile ? { profile: target.profile.name, security: describeSecurity(target.profile) } : {}),
+    ...(target.rateCeiling !== undefined ? { rateCeiling: target.rateCeiling } : {}),
   };
 }

@@ -34,6 +34,8 @@ export async function findMaxRate(
   bounds: Scenario['findMax'],
   onTrial: (trial: FindMaxTrial) => void = () => {},
   shouldStop: () => boolean = () => false,
+  /** A rate ceiling (records/s): the probe runs at it, as a fixed rate, instead of a closed loop. */
+  ceiling?: number,
 ): Promise<FindMaxResult> {
   const trials: FindMaxTrial[] = [];
   const attempt = async (rate: number | null) => {
@@ -42,10 +44,12 @@ export async function findMaxRate(
     onTrial(trial);
     return trial;
   };
-  const probe = await attempt(null);
+  const probe = await attempt(ceiling ?? null);
   if (probe.achievedPerSec <= 0) return { rate: null, trials };
+  // Nothing above the ceiling may be tried: if the ceiling itself passes, it is the answer.
+  if (ceiling !== undefined && probe.pass) return { rate: ceiling, trials };
   // No open-loop rate above what the closed loop reached can keep up.
-  let failing = probe.achievedPerSec;
+  let failing = ceiling !== undefined ? Math.min(ceiling, probe.achievedPerSec) : probe.achievedPerSec;
   let passing = 0;
   let rate = Math.floor(failing * 0.9);
   while (trials.length < bounds.maxTrials && !shouldStop() && rate >= 1) {

@@ -1,7 +1,12 @@
+export { type Connection, TopicExistsError } from './admin.js';
+export { API_NAMES, type ApiRange, fetchApiVersions, inferVersion } from './api-versions.js';
 export type { LoadClients, LoadDriver } from './drivers/driver.js';
 export { captureEnvironment } from './environment.js';
 export { type HistogramBuckets, LatencyHistogram } from './histogram.js';
 export type { ClientInterval } from './interval.js';
+export { planRun, type RunPlan } from './plan.js';
+export { defaultProfilesDir, ProfileExistsError, ProfileStore } from './profiles.js';
 export { type LiveRun, newRunId, type RecordedRunOptions, startRecordedRun } from './recorded-run.js';
 export { type Phase, type Progress, type RunOptions, type RunOutcome, ScenarioRun } from './run.js';
-export { assertSupported, unsupportedIssues } from './supported.js';
+export { type ConnectionSecurity, connectionSecurity } from './security.js';
+export { assertSupported, rateCeiling, type SupportOptions, unsupportedIssues } from './supported.js';

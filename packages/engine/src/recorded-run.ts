@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { History } from '@kbench/history';
 import type { RunRecord, Sample, Scenario } from '@kbench/schema';
-import { captureEnvironment } from './environment.js';
+import type { ProfileStore } from './profiles.js';
 import { type Progress, ScenarioRun } from './run.js';
 
 const FLUSH_EVERY_MS = 5000;
@@ -14,6 +14,10 @@ export interface RecordedRunOptions {
   /** The scenario file the run came from, if any. */
   source?: string | null;
   workDir?: string;
+  /** Where `target: <name>` profiles are found; default $KBENCH_HOME/profiles. */
+  profiles?: ProfileStore;
+  /** A rate ceiling in records/s (the CLI's --max-rate), on top of the profile's maxRate. */
+  maxRate?: number;
 }
 
 /** Events: 'sample' (Sample), 'progress' (Progress), 'log' ({ level, message }), 'end' (RunRecord). */
@@ -45,7 +49,12 @@ class RecordedRun extends EventEmitter implements LiveRun {
     private readonly options: RecordedRunOptions,
   ) {
     super();
-    this.run = new ScenarioRun(scenario, { runId: id, workDir: options.workDir });
+    this.run = new ScenarioRun(scenario, {
+      runId: id,
+      ...(options.workDir ? { workDir: options.workDir } : {}),
+      ...(options.profiles ? { profiles: options.profiles } : {}),
+      ...(options.maxRate !== undefined ? { maxRate: options.maxRate } : {}),
+    });
     this.run.on('sample', (sample: Sample) => {
       this.collected.push(sample);
       this.pending.push(sample);
@@ -81,10 +90,7 @@ class RecordedRun extends EventEmitter implements LiveRun {
       status: 'running',
       scenario: this.scenario,
       source: source ?? null,
-      environment: captureEnvironment(this.scenario, {
-        kind: ['bundled', 'kafka'].includes(this.scenario.target) ? this.scenario.target : 'external',
-        bootstrap: ['bundled', 'kafka'].includes(this.scenario.target) ? '' : this.scenario.target,
-      }),
+      environment: this.run.environment,
       summary: null,
       error: null,
       startedAt: this.startedAt,

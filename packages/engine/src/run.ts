@@ -4,12 +4,14 @@ import { EventEmitter } from 'node:events';
 import {
   type Environment,
   type FindMaxResult,
+  isBootstrapList,
   parseDurationMs,
   type RunSummary,
   type Sample,
   type Scenario,
+  type TargetProfile,
 } from '@kbench/schema';
-import { createTopics } from './admin.js';
+import { type Connection, createTopics, deleteRunResources, describeTarget } from './admin.js';
 import { type LoadClients, type LoadDriver, shares } from './drivers/driver.js';
 import type { Log } from './drivers/kafkajs/client.js';
 import { kafkajsDriver } from './drivers/kafkajs/index.js';
@@ -17,8 +19,9 @@ import { nativeDriver } from './drivers/native.js';
 import { captureEnvironment } from './environment.js';
 import { findMaxRate } from './find-max.js';
 import { Meter } from './meter.js';
-import { assertSupported } from './supported.js';
-import { openTarget, type Target } from './target.js';
+import { ProfileStore } from './profiles.js';
+import { assertSupported, rateCeiling } from './supported.js';
+import { openTarget, type Target, targetProfile } from './target.js';
 
 export type Phase =
   | 'starting'
@@ -54,6 +57,10 @@ export interface RunOptions {
   runId: string;
   /** Where a bundled broker keeps its (temporary) data; the OS temp dir by default. */
   workDir?: string;
+  /** Where `target: <name>` profiles are found; default $KBENCH_HOME/profiles. */
+  profiles?: ProfileStore;
+  /** A rate ceiling in records/s (the CLI's --max-rate), on top of the profile's maxRate. */
+  maxRate?: number;
 }
 
 interface Clients {
@@ -85,6 +92,11 @@ export class ScenarioRun extends EventEmitter {
   private findMax: FindMaxResult | null = null;
   /** Records preloaded so far and in all, while the backlog is being written. */
   private preloadProgress: { done: number; target: number } | null = null;
+  /** The rate ceiling in force (records/s), if any. */
+  private readonly ceiling: number | undefined;
+  private readonly profiles: ProfileStore;
+  /** The target profile the scenario names, if any. */
+  private readonly profile: TargetProfile | undefined;
   environment: Environment;
 
   constructor(
@@ -92,14 +104,17 @@ export class ScenarioRun extends EventEmitter {
     private readonly options: RunOptions,
   ) {
     super();
-    assertSupported(scenario);
+    this.profiles = options.profiles ?? new ProfileStore();
+    assertSupported(scenario, {
+      profiles: this.profiles,
+      ...(options.maxRate ? { maxRate: options.maxRate } : {}),
+    });
+    this.profile = targetProfile(scenario.target, this.profiles);
+    this.ceiling = rateCeiling(this.profile, options.maxRate);
     this.warmupMs = parseDurationMs(scenario.warmup) ?? 0;
     this.durationMs = scenario.duration === undefined ? null : (parseDurationMs(scenario.duration) ?? null);
     this.meter = new Meter(scenario.consumers.count > 0 ? scenario.consumers.groups : 0);
-    this.environment = captureEnvironment(scenario, {
-      kind: scenario.target === 'bundled' || scenario.target === 'kafka' ? scenario.target : 'external',
-      bootstrap: '',
-    });
+    this.environment = this.describe(null);
   }
 
   /** Ends the load early; the run finishes as 'stopped' with what it measured so far. */
@@ -142,47 +157,90 @@ export class ScenarioRun extends EventEmitter {
     return this.scenario.driver === 'native' ? nativeDriver() : kafkajsDriver(this.log);
   }
 
+  /** The environment for the target as far as it is known (null: not opened yet). */
+  private describe(target: Target | null): Environment {
+    const s = this.scenario;
+    const kind = target?.kind ?? (s.target === 'bundled' || s.target === 'kafka' ? s.target : 'external');
+    const known = this.profile?.bootstrap ?? (isBootstrapList(s.target) ? s.target : '');
+    return captureEnvironment(s, {
+      kind,
+      bootstrap: target ? target.bootstrap.join(',') : known,
+      ...(this.profile ? { profile: this.profile } : {}),
+      ...(this.ceiling !== undefined ? { rateCeiling: this.ceiling } : {}),
+    });
+  }
+
   async execute(): Promise<RunOutcome> {
     let target: Target | null = null;
     const clients: Clients = { producers: null, consumers: [] };
     const s = this.scenario;
     const name = `${s.topics.prefix}-${this.options.runId}`;
     const topics = Array.from({ length: s.topics.count }, (_, i) => `${name}-${i}`);
+    /** Topics this run created (the only ones it may delete), filled as creation goes. */
+    const created: string[] = [];
     try {
-      target = await openTarget(s, this.options.workDir);
-      this.environment = captureEnvironment(s, { kind: target.kind, bootstrap: target.bootstrap.join(',') });
+      target = await openTarget(s, {
+        profiles: this.profiles,
+        ...(this.options.workDir ? { workDir: this.options.workDir } : {}),
+      });
+      this.environment = this.describe(target);
       this.meter.brokerInProcess = target.kind === 'bundled';
       if (this.stopRequested) return this.finish('stopped', null);
       this.setPhase('setup');
+      const connection: Connection = {
+        bootstrap: target.bootstrap,
+        ...(target.security ? { security: target.security } : {}),
+      };
       // Idle topics only sit on the broker (the 2016 topic-count benchmark); load never touches them.
       const idle = Array.from({ length: s.topics.idle }, (_, i) => `${name}-idle-${i}`);
-      await createTopics(target.bootstrap, `${name}-admin`, [...topics, ...idle], s.topics, this.log);
+      const { reused } = await createTopics(
+        connection,
+        `${name}-admin`,
+        [...topics, ...idle],
+        s.topics,
+        this.log,
+        created,
+      );
+      if (target.kind !== 'bundled') {
+        try {
+          const cluster = await describeTarget(connection, `${name}-admin`, topics[0], this.log);
+          this.environment.cluster = cluster;
+          if (target.kind === 'external') this.environment.versions.broker = cluster.versionHint;
+        } catch (err) {
+          this.log('warn', `describing the target: ${message(err)}`);
+        }
+      }
       const driver = this.driver();
-      if (s.consumers.backlog > 0) await this.preload(driver, target.bootstrap, topics, `${name}-preload`);
+      if (s.consumers.backlog > 0) await this.preload(driver, connection, topics, `${name}-preload`);
       // Consumers start last, right before load, because they begin reading (a backlog, say) as soon as
       // they join, and what they read before load starts is not measured. find-max needs them first.
-      const bootstrap = target.bootstrap;
       const startConsumers = async () => {
         const groups = s.consumers.count > 0 ? s.consumers.groups : 0;
         for (let g = clients.consumers.length; g < groups && !this.stopRequested; g++) {
           clients.consumers.push(
             await driver.startConsumers({
-              bootstrap,
+              ...connection,
               topics,
               clientId: `${name}-c`,
               groupId: `${name}-g${g}`,
               count: s.consumers.count,
               // Without a backlog our topics are new and empty, so reading from the beginning is "latest"
-              // without the race of resolving the latest offset after load has begun.
-              fromBeginning: s.consumers.startAt !== 'latest' || s.consumers.backlog === 0,
+              // without the race of resolving the latest offset after load has begun (not so for a
+              // reused topic, which may hold records already).
+              fromBeginning:
+                s.consumers.startAt !== 'latest' || (s.consumers.backlog === 0 && reused.length === 0),
             }),
           );
         }
       };
       let rate = typeof s.producers.rate === 'number' ? s.producers.rate : null;
+      if (s.producers.rate === 'max' && this.ceiling !== undefined) {
+        rate = this.ceiling;
+        this.log('info', `rate max capped at the ceiling: a fixed ${this.ceiling} records/s (open loop)`);
+      }
       if (s.producers.rate === 'find-max' && !this.stopRequested) {
         await startConsumers();
-        this.findMax = await this.search(driver, target.bootstrap, topics, `${name}-p`, clients.consumers);
+        this.findMax = await this.search(driver, connection, topics, `${name}-p`, clients.consumers);
         if (this.findMax.rate === null) {
           const last = this.findMax.trials.at(-1);
           return this.finish(
@@ -194,7 +252,7 @@ export class ScenarioRun extends EventEmitter {
       }
       if (s.producers.count > 0 && !this.stopRequested) {
         clients.producers = await driver.startProducers({
-          bootstrap: target.bootstrap,
+          ...connection,
           topics,
           clientId: `${name}-p`,
           config: s.producers,
@@ -214,9 +272,29 @@ export class ScenarioRun extends EventEmitter {
     } finally {
       this.setPhase('stopping');
       await Promise.allSettled([clients.producers, ...clients.consumers].map((c) => c?.stop()));
+      if (target) await this.cleanUp(target, name, created, clients.consumers.length);
       await target?.close().catch((err: unknown) => this.log('warn', `closing the target: ${message(err)}`));
       this.setPhase('done');
     }
+  }
+
+  /**
+   * Deletes the topics and consumer groups this run created, unless topics.keep. A bundled broker is
+   * thrown away whole, so only clusters that outlive the run (external, kafka) are cleaned.
+   */
+  private async cleanUp(target: Target, name: string, created: string[], groups: number): Promise<void> {
+    if (target.kind === 'bundled' || created.length === 0) return;
+    if (this.scenario.topics.keep) {
+      if (target.kind === 'external')
+        this.log('info', `kept the run's ${created.length} topic(s): ${name}-*`);
+      return;
+    }
+    await deleteRunResources(
+      { bootstrap: target.bootstrap, ...(target.security ? { security: target.security } : {}) },
+      `${name}-admin`,
+      { topics: created, groups: Array.from({ length: groups }, (_, g) => `${name}-g${g}`) },
+      this.log,
+    );
   }
 
   /**
@@ -225,7 +303,7 @@ export class ScenarioRun extends EventEmitter {
    */
   private async preload(
     driver: LoadDriver,
-    bootstrap: string[],
+    connection: Connection,
     topics: string[],
     clientId: string,
   ): Promise<void> {
@@ -235,7 +313,7 @@ export class ScenarioRun extends EventEmitter {
     const records = Math.ceil(s.consumers.backlog / meanSize);
     const producers = Math.max(1, s.producers.count);
     const loader = await driver.startProducers({
-      bootstrap,
+      ...connection,
       topics,
       clientId,
       config: { ...s.producers, count: producers, rate: 'max', acks: 1 },
@@ -268,7 +346,7 @@ export class ScenarioRun extends EventEmitter {
   /** Runs find-max trials on the run's topics, with its consumers reading along. */
   private async search(
     driver: LoadDriver,
-    bootstrap: string[],
+    connection: Connection,
     topics: string[],
     clientId: string,
     consumers: LoadClients[],
@@ -278,7 +356,7 @@ export class ScenarioRun extends EventEmitter {
     this.setPhase('search');
     const runTrial = async (rate: number | null) => {
       const producers = await driver.startProducers({
-        bootstrap,
+        ...connection,
         topics,
         clientId,
         config: s.producers,
@@ -327,6 +405,7 @@ export class ScenarioRun extends EventEmitter {
         this.emit('trial', trial);
       },
       () => this.stopRequested,
+      this.ceiling,
     );
   }
 

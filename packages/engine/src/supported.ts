@@ -1,21 +1,65 @@
 // What this engine can run today. A scenario asking for more is refused up front, by field,
 // rather than run as something it is not.
-import { type Scenario, ScenarioError, type ScenarioIssue } from '@kbench/schema';
+import {
+  describeSecurity,
+  ProfileError,
+  type Scenario,
+  ScenarioError,
+  type ScenarioIssue,
+  type TargetProfile,
+  targetKind,
+} from '@kbench/schema';
+import { ProfileStore } from './profiles.js';
+import { targetProfile } from './target.js';
 
-const BOOTSTRAP = /^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/;
+export interface SupportOptions {
+  /** Where `target: <name>` profiles are looked up; default $KBENCH_HOME/profiles. */
+  profiles?: ProfileStore;
+  /** A rate ceiling in records/s on top of the profile's maxRate (the CLI's --max-rate). */
+  maxRate?: number;
+}
 
-export function unsupportedIssues(s: Scenario): ScenarioIssue[] {
+/** The rate ceiling in force for a scenario: the lower of the profile's maxRate and `maxRate`. */
+export function rateCeiling(profile: TargetProfile | undefined, maxRate?: number): number | undefined {
+  const limits = [profile?.maxRate, maxRate].filter((v): v is number => v !== undefined);
+  return limits.length > 0 ? Math.min(...limits) : undefined;
+}
+
+export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): ScenarioIssue[] {
   const issues: ScenarioIssue[] = [];
   const not = (path: string, message: string) => issues.push({ path, message });
-  if (s.target !== 'bundled' && s.target !== 'kafka' && !BOOTSTRAP.test(s.target)) {
+  const kind = targetKind(s.target);
+  let profile: TargetProfile | undefined;
+  try {
+    profile = targetProfile(s.target, options.profiles ?? new ProfileStore());
+  } catch (err) {
+    if (err instanceof ScenarioError) issues.push(...err.issues);
+    else if (err instanceof ProfileError) not('target', err.message.replace(/\n\s*/g, ' '));
+    else throw err;
+  }
+  if (kind === 'bundled' && s.cluster.nodes !== 1)
+    not('cluster.nodes', 'the bundled target runs a single node in this version (target kafka runs 1 to 5)');
+  if ((kind === 'bundled' || kind === 'kafka') && s.cluster.fsync !== 'none')
+    not('cluster.fsync', 'only none (page cache) is available in this version');
+  if (s.driver === 'native' && profile && (profile.tls || profile.sasl)) {
     not(
-      'target',
-      `must be bundled, kafka (a managed Apache Kafka on this machine) or bootstrap servers host:port[,host:port] (got ${JSON.stringify(s.target)}); named profiles are not available yet`,
+      'driver',
+      `the native driver does not support TLS or SASL, and profile ${JSON.stringify(profile.name)} uses ${describeSecurity(profile)}; use driver: kafkajs`,
     );
   }
-  if (s.cluster.nodes !== 1)
-    not('cluster.nodes', 'the bundled and kafka targets run a single node in this version');
-  if (s.cluster.fsync !== 'none') not('cluster.fsync', 'only none (page cache) is available in this version');
+  const ceiling = rateCeiling(profile, options.maxRate);
+  if (ceiling !== undefined && typeof s.producers.rate === 'number' && s.producers.rate > ceiling) {
+    const from = [
+      profile?.maxRate !== undefined ? `profile ${JSON.stringify(profile.name)} maxRate` : '',
+      options.maxRate !== undefined ? '--max-rate' : '',
+    ]
+      .filter(Boolean)
+      .join(' and ');
+    not(
+      'producers.rate',
+      `${s.producers.rate} records/s is above the rate ceiling of ${ceiling} records/s (${from}); lower it, or use max or find-max, which are capped at the ceiling`,
+    );
+  }
   if (s.producers.rate === 'find-max' && s.producers.count === 0) {
     not('producers.rate', 'find-max needs at least one producer');
   }
@@ -35,7 +79,7 @@ export function unsupportedIssues(s: Scenario): ScenarioIssue[] {
   return issues;
 }
 
-export function assertSupported(s: Scenario): void {
-  const issues = unsupportedIssues(s);
+export function assertSupported(s: Scenario, options: SupportOptions = {}): void {
+  const issues = unsupportedIssues(s, options);
   if (issues.length > 0) throw new ScenarioError(issues, 'not supported');
 }

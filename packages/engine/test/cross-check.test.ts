@@ -36,7 +36,7 @@ afterAll(async () => {
 describe('cross-check against ProducerPerformance', () => {
   it('agrees on throughput within 10% at the same fixed rate and settings', async () => {
     await createTopics(
-      [broker.bootstrap],
+      { bootstrap: [broker.bootstrap] },
       'cross-admin',
       ['pp'],
       parseScenario({ topics: { partitions: 6 } }).topics,

@@ -67,4 +67,17 @@ describe('findMaxRate', () => {
     );
     expect(result).toEqual({ rate: null, trials: [expect.objectContaining({ pass: false })] });
   });
+
+  it('with a ceiling, probes at the ceiling as a fixed rate and never tries above it', async () => {
+    const capped = await findMaxRate(modelBroker(100_000), bounds, undefined, undefined, 20_000);
+    expect(capped.trials).toHaveLength(1);
+    expect(capped.trials[0]?.rate).toBe(20_000);
+    expect(capped.rate).toBe(20_000);
+
+    const result = await findMaxRate(modelBroker(100_000), bounds, undefined, undefined, 95_000);
+    expect(result.trials[0]?.rate).toBe(95_000);
+    expect(Math.max(...result.trials.map((t) => t.rate ?? Infinity))).toBe(95_000);
+    expect(result.rate!).toBeLessThanOrEqual(84_750);
+    expect(result.rate!).toBeGreaterThanOrEqual(84_750 * (1 - bounds.precision));
+  });
 });

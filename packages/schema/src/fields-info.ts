@@ -1,6 +1,6 @@
 // What a form needs to know about each knob: its kind, allowed values and a line of help.
 // A test checks this covers every knob the schema has, so forms never drift from the schema.
-import { ACKS, COMPRESSION, DRIVERS, FAULT_ACTIONS, START_AT } from './scenario.js';
+import { ACKS, COMPRESSION, DRIVERS, FAULT_ACTIONS, IF_TOPIC_EXISTS, START_AT } from './scenario.js';
 
 export type FieldKind =
   | 'text'
@@ -47,8 +47,8 @@ export const FIELD_INFO: FieldInfo[] = [
     path: 'target',
     kind: 'pattern',
     label: 'Target',
-    help: 'bundled, or bootstrap servers host:port[,host:port].',
-    examples: ['bundled', '127.0.0.1:9092'],
+    help: 'bundled, kafka (a managed Apache Kafka on this machine), a profile name, or bootstrap servers host:port[,host:port].',
+    examples: ['bundled', 'kafka', '127.0.0.1:9092'],
   },
   { path: 'driver', kind: 'enum', label: 'Driver', help: 'The load generator.', options: DRIVERS },
   {
@@ -77,7 +77,12 @@ export const FIELD_INFO: FieldInfo[] = [
     help: 'A timeline: [{ at: 30s, action: kill|pause|restart, node: 1, for: 1s }].',
     advanced: true,
   },
-  { path: 'cluster.nodes', kind: 'integer', label: 'Nodes', help: 'Bundled broker nodes (1 to 5).' },
+  {
+    path: 'cluster.nodes',
+    kind: 'integer',
+    label: 'Nodes',
+    help: 'Nodes of the bundled broker or of the managed Apache Kafka (1 to 5).',
+  },
   {
     path: 'cluster.fsync',
     kind: 'pattern',
@@ -105,7 +110,7 @@ export const FIELD_INFO: FieldInfo[] = [
     path: 'topics.replicationFactor',
     kind: 'integer',
     label: 'Replication factor',
-    help: 'At most the number of nodes on the bundled target.',
+    help: 'At most cluster.nodes on the bundled and kafka targets.',
   },
   { path: 'topics.minInsyncReplicas', kind: 'integer', label: 'Min in-sync replicas', help: 'For acks=all.' },
   {
@@ -113,6 +118,21 @@ export const FIELD_INFO: FieldInfo[] = [
     kind: 'json',
     label: 'Topic configs',
     help: 'Extra Kafka topic configs, e.g. { "retention.ms": 3600000 }.',
+    advanced: true,
+  },
+  {
+    path: 'topics.keep',
+    kind: 'boolean',
+    label: 'Keep topics',
+    help: "Leave the run's topics and groups on the cluster afterwards (deleted by default).",
+    advanced: true,
+  },
+  {
+    path: 'topics.ifExists',
+    kind: 'enum',
+    label: 'If a topic exists',
+    help: 'fail: stop before load; reuse: use it as it is (never altered or deleted).',
+    options: IF_TOPIC_EXISTS,
     advanced: true,
   },
   { path: 'producers.count', kind: 'integer', label: 'Producers', help: 'Producer clients.' },

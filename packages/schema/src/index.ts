@@ -5,6 +5,7 @@ export * from './fields-info.js';
 export * from './library.js';
 export * from './omb.js';
 export * from './parse.js';
+export * from './profile.js';
 export * from './run.js';
 export * from './scenario.js';
 export * from './units.js';

@@ -107,6 +107,20 @@ export interface RunSummary {
   findMax?: FindMaxResult;
 }
 
+/** An external (or managed) cluster as it described itself when the run began. */
+export interface ClusterDescription {
+  clusterId: string | null;
+  controllerId: number | null;
+  /** The brokers the cluster lists (DescribeCluster). */
+  brokers: { nodeId: number; host: string; port: number; rack?: string | null }[];
+  /** ApiVersions of the first bootstrap server that answered: API name -> "min-max". */
+  apiVersions: Record<string, string>;
+  /** What the ApiVersions suggest about the software, e.g. "Kafka protocol of Apache Kafka 4.0 or later". */
+  versionHint: string;
+  /** The first load topic's configs as the cluster describes them (every topic of the run has the same). */
+  topicConfigs: { topic: string; configs: Record<string, string | null> } | null;
+}
+
 export interface Environment {
   cores: number;
   cpuModel: string;
@@ -119,6 +133,14 @@ export interface Environment {
   /** The bootstrap servers the load went to. */
   bootstrap: string;
   driver: string;
+  /** The target profile the run used (never its secrets). */
+  profile?: string;
+  /** PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, and the SASL mechanism. */
+  security?: string;
+  /** The rate ceiling in force (records/s), from the profile's maxRate or --max-rate. */
+  rateCeiling?: number;
+  /** Described by the cluster itself; external and kafka targets. */
+  cluster?: ClusterDescription;
 }
 
 export interface RunRecord {

@@ -8,6 +8,8 @@ export const COMPRESSION = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 export const DRIVERS = ['kafkajs', 'native'] as const;
 export const START_AT = ['latest', 'earliest', 'backlog'] as const;
 export const FAULT_ACTIONS = ['kill', 'pause', 'restart'] as const;
+/** What a run does when a topic it would create exists already. */
+export const IF_TOPIC_EXISTS = ['fail', 'reuse'] as const;
 
 /** Largest message the broker accepts by default (Kafka's message.max.bytes is about 1 MB; we allow 16 MB). */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -84,6 +86,10 @@ const topics = closedObject('topics', {
   replicationFactor: integer(1, 5).default(1),
   minInsyncReplicas: integer(1, 5).default(1),
   config: z.record(z.string(), topicConfigValue).default({}),
+  /** Leave the run's topics (and consumer groups) on the cluster afterwards instead of deleting them. */
+  keep: bool().default(false),
+  /** A topic of the planned name exists already: fail the run, or use it as it is (never altered or deleted). */
+  ifExists: oneOf(IF_TOPIC_EXISTS).default('fail'),
 });
 
 const producers = closedObject('producers', {
@@ -211,7 +217,7 @@ export const scenarioSchema = scenarioShape.transform((s, ctx): Scenario => {
       message: `must be shorter than duration (${resolved.duration})`,
     });
   }
-  if (s.topics.replicationFactor > s.cluster.nodes && s.target === 'bundled') {
+  if (s.topics.replicationFactor > s.cluster.nodes && (s.target === 'bundled' || s.target === 'kafka')) {
     ctx.addIssue({
       code: 'custom',
       path: ['topics', 'replicationFactor'],

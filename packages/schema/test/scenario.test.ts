@@ -31,6 +31,8 @@ describe('parseScenario defaults', () => {
       replicationFactor: 1,
       minInsyncReplicas: 1,
       config: {},
+      keep: false,
+      ifExists: 'fail',
     });
     expect(s.producers.acks).toBe(1);
     expect(s.producers.messageSize).toBe(100);
@@ -132,6 +134,25 @@ describe('scenario errors name the field and the allowed values', () => {
 
   it('replication beyond the bundled cluster size', () => {
     expect(issuesOf({ topics: { replicationFactor: 3 } })[0]?.path).toBe('topics.replicationFactor');
+  });
+
+  it('replication beyond the managed kafka cluster size, but not on an external target', () => {
+    const kafka = issuesOf({ target: 'kafka', cluster: { nodes: 2 }, topics: { replicationFactor: 3 } });
+    expect(kafka[0]).toEqual({
+      path: 'topics.replicationFactor',
+      message: 'must not exceed cluster.nodes (2)',
+    });
+    const fits = { target: 'kafka', cluster: { nodes: 3 }, topics: { replicationFactor: 3 } };
+    expect(checkScenario(fits).ok).toBe(true);
+    expect(checkScenario({ target: 'shared', topics: { replicationFactor: 3 } }).ok).toBe(true);
+  });
+
+  it('what a run does with an existing topic, and keeping topics', () => {
+    expect(issuesOf({ topics: { ifExists: 'overwrite' } })[0]).toEqual({
+      path: 'topics.ifExists',
+      message: 'must be one of fail, reuse (got "overwrite")',
+    });
+    expect(issuesOf({ topics: { keep: 'yes' } })[0]?.path).toBe('topics.keep');
   });
 
   it('a backlog start without a backlog size', () => {

@@ -25,7 +25,10 @@ function headlineRows(runs: RunRecord[]): string[][] {
   const row = (label: string, f: (i: number) => string) => [label, ...runs.map((_, i) => f(i))];
   return [
     row('status', (i) => runs[i]?.status ?? ''),
-    row('target', (i) => runs[i]?.environment.target ?? ''),
+    row('target', (i) => {
+      const env = runs[i]?.environment;
+      return env?.profile ? `${env.target} (${env.profile})` : (env?.target ?? '');
+    }),
     row('driver', (i) => runs[i]?.environment.driver ?? ''),
     row('produced rec/s', (i) => (s[i] ? fmtNumber(s[i].produced.recordsPerSec) : '-')),
     row('produced MB/s', (i) => (s[i] ? fmtNumber(s[i].produced.mbPerSec, 2) : '-')),
@@ -100,6 +103,13 @@ export async function compareCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify({ runs, differences }, null, 2)}\n`);
     return 0;
   }
+  process.stdout.write(`${comparisonText(runs)}\n`);
+  return 0;
+}
+
+/** The headline figures side by side, then the scenario settings that differ. */
+export function comparisonText(runs: RunRecord[]): string {
+  const differences = scenarioDifferences(runs.map((r) => r.scenario));
   const header = ['', ...runs.map((r) => r.id)];
   const names = ['scenario', ...runs.map((r) => r.scenario.name)];
   const out = [table([header, names, ...headlineRows(runs)], ['l', ...runs.map(() => 'r' as const)])];
@@ -108,6 +118,5 @@ export async function compareCommand(argv: string[]): Promise<number> {
       ? '\nscenario settings: identical'
       : `\nscenario settings that differ:\n${table([['', ...runs.map((r) => r.id)], ...differences.map((d) => [d.path, ...d.values])])}`,
   );
-  process.stdout.write(`${out.join('\n')}\n`);
-  return 0;
+  return out.join('\n');
 }

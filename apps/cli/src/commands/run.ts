@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startRecordedRun } from '@kbench/engine';
+import { assertSupported, planRun, type RunPlan, startRecordedRun } from '@kbench/engine';
 import { History } from '@kbench/history';
 import {
   applySet,
@@ -15,9 +15,10 @@ import {
   setKnob,
 } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
-import { runHeader, summaryText } from '../format.js';
+import { fmtNumber, runHeader, summaryText, table } from '../format.js';
 import { ProgressLine } from '../progress.js';
 import { UsageError } from '../usage.js';
+import { comparisonText } from './compare.js';
 
 const QUICK = { durationMs: 10_000, warmupMs: 2_000, records: 100_000 };
 /** Sizes --quick also caps, so setup (a preloaded backlog, thousands of idle topics) stays short too. */
@@ -53,10 +54,10 @@ export function quickVersion(raw: Record<string, unknown>, parsed: Scenario): Re
   return out;
 }
 
-/** Reads a scenario file and applies --set, --target and --quick, validating the result. */
+/** Reads a scenario file and applies --set, --target, --keep-topics and --quick, validating the result. */
 export async function loadScenario(
   file: string,
-  opts: { set?: string[]; target?: string; quick?: boolean },
+  opts: { set?: string[]; target?: string; quick?: boolean; keepTopics?: boolean },
 ): Promise<Scenario> {
   let text: string;
   try {
@@ -71,6 +72,7 @@ export async function loadScenario(
     raw = raw as unknown as Record<string, unknown>;
   for (const assignment of opts.set ?? []) raw = applySet(raw, assignment);
   if (opts.target !== undefined) raw = setKnob(raw, 'target', opts.target);
+  if (opts.keepTopics) raw = setKnob(raw, 'topics.keep', true);
   const parsed = parseScenario(raw, file);
   if (!opts.quick) return parsed;
   return parseScenario(quickVersion(raw, parsed), file);
@@ -84,9 +86,12 @@ export function sweepCommand(argv: string[]): Promise<number> {
 export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run'): Promise<number> {
   const { values, positionals } = parseCommandArgs(command, argv, {
     set: { type: 'string', multiple: true },
-    target: { type: 'string' },
+    target: { type: 'string', multiple: true },
     json: { type: 'boolean' },
     quick: { type: 'boolean' },
+    'keep-topics': { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
+    'max-rate': { type: 'string' },
   });
   if (positionals.length !== 1) {
     throw new UsageError(
@@ -94,13 +99,156 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     );
   }
   const file = positionals[0] as string;
-  const scenario = await loadScenario(file, values);
+  const json = Boolean(values.json);
+  const maxRate = maxRateOption(command, values['max-rate']);
+  const targets = values.target ?? [];
+  if (new Set(targets).size !== targets.length) {
+    throw new UsageError(`kbench ${command}: each --target once (got ${targets.join(', ')})`);
+  }
+  const load = (target?: string) =>
+    loadScenario(file, {
+      ...(values.set ? { set: values.set } : {}),
+      quick: Boolean(values.quick),
+      keepTopics: Boolean(values['keep-topics']),
+      ...(target !== undefined ? { target } : {}),
+    });
+  const source = path.relative(process.cwd(), path.resolve(file));
+  const options = maxRate === undefined ? {} : { maxRate };
+
+  if (targets.length > 1) {
+    // Compare targets: the one scenario on each target in turn, then side by side.
+    const scenarios = await Promise.all(targets.map((t) => load(t)));
+    if (scenarios[0]?.sweep) {
+      throw new UsageError(
+        `kbench ${command}: several --target run one scenario on each target; ${file} has a sweep (run it per target instead)`,
+      );
+    }
+    // Every target is checked before the first run starts, so a typo does not waste a run.
+    for (const scenario of scenarios) assertSupported(scenario, options);
+    if (values['dry-run']) return dryRun(scenarios, json, maxRate);
+    const results = await runPlans(scenarios, source, json, options);
+    if (!json && results.length > 1) process.stdout.write(`\n${targetComparisonText(results)}\n`);
+    return report(results, json);
+  }
+
+  const scenario = await load(targets[0]);
   if (command === 'sweep' && !scenario.sweep) {
     throw new UsageError(`kbench sweep: ${file} has no sweep; add sweep: { knob, values } or use kbench run`);
   }
   const plans = expandSweep(scenario);
-  const source = path.relative(process.cwd(), path.resolve(file));
-  return report(await runPlans(plans, source, Boolean(values.json)), Boolean(values.json));
+  if (values['dry-run']) return dryRun(plans, json, maxRate);
+  return report(await runPlans(plans, source, json, options), json);
+}
+
+function maxRateOption(command: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new UsageError(
+      `kbench ${command}: --max-rate must be a number of records per second above 0 (got ${JSON.stringify(value)})`,
+    );
+  }
+  return n;
+}
+
+/** The comparison of one scenario's runs on several targets, with each target's throughput against the first. */
+export function targetComparisonText(runs: RunRecord[]): string {
+  const lines = [comparisonText(runs)];
+  const base = runs[0];
+  const baseRate = base?.summary?.produced.recordsPerSec ?? 0;
+  if (base && baseRate > 0) {
+    lines.push('\nproduced rec/s against the first target:');
+    for (const run of runs.slice(1)) {
+      const rate = run.summary?.produced.recordsPerSec;
+      lines.push(
+        `  ${run.scenario.target} (${run.id}) / ${base.scenario.target} (${base.id}): ${rate ? `${fmtNumber(rate / baseRate, 2)}x` : '-'}`,
+      );
+    }
+  }
+  lines.push(
+    `\nkbench compare ${runs.map((r) => r.id).join(' ')} shows it again; --report writes it with charts.`,
+  );
+  return lines.join('\n');
+}
+
+function bytesText(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${fmtNumber(bytes / 1024 ** 3, 2)} GiB`;
+  if (bytes >= 1024 ** 2) return `${fmtNumber(bytes / 1024 ** 2, 1)} MiB`;
+  if (bytes >= 1024) return `${fmtNumber(bytes / 1024, 1)} KiB`;
+  return `${fmtNumber(bytes)} bytes`;
+}
+
+/** What a run would do, in words. */
+export function planText(plan: RunPlan): string {
+  const t = plan.target;
+  const where = [
+    t.kind,
+    t.profile ? `profile ${t.profile}` : '',
+    t.security,
+    t.nodes ? `${t.nodes} node${t.nodes > 1 ? 's' : ''} started for the run` : '',
+  ].filter(Boolean);
+  const topics = plan.topics;
+  const configs = Object.entries(topics.configs)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+  const load = plan.load;
+  const rate =
+    load.rate === 'find-max'
+      ? `find-max${load.rateCeiling !== null ? ` (at most ${fmtNumber(load.rateCeiling)} rec/s)` : ''}`
+      : load.rate === 'max'
+        ? load.targetRate !== null
+          ? `max, capped at the ceiling: ${fmtNumber(load.targetRate)} rec/s`
+          : 'max (closed loop, as fast as acks come back)'
+        : `${fmtNumber(load.rate)} rec/s (open loop)`;
+  const length =
+    load.records !== null
+      ? `${fmtNumber(load.records)} records`
+      : `${(load.durationMs ?? 0) / 1000} s${load.warmupMs > 0 ? ` (${load.warmupMs / 1000} s warm-up)` : ''}`;
+  const rows = [
+    ['target', `${t.name}: ${where.join(', ')}${t.bootstrap ? ` at ${t.bootstrap}` : ''}`],
+    [
+      'topics',
+      `${topics.count} x ${topics.pattern}${topics.idle > 0 ? ` and ${topics.idle} idle` : ''}, ${topics.partitions} partition(s), replication factor ${topics.replicationFactor}`,
+    ],
+    ['configs', configs],
+    [
+      'afterwards',
+      `topics ${topics.afterRun}; if one exists already: ${topics.ifExists === 'fail' ? 'the run fails' : 'reused as it is'}`,
+    ],
+    [
+      'producers',
+      load.producers === 0 ? 'none' : `${load.producers}, acks ${load.acks}, messages of ${load.messageSize}`,
+    ],
+    ['rate', load.producers === 0 ? '-' : rate],
+    [
+      'consumers',
+      load.consumers === 0 ? 'none' : `${load.consumers} in each of ${load.consumerGroups} group(s)`,
+    ],
+    ['length', length],
+    [
+      'sends',
+      load.estimatedRecords === null
+        ? 'unknown: as many records as the target takes (set a rate or a ceiling to bound it)'
+        : `at most ${fmtNumber(load.estimatedRecords)} records, ${bytesText(load.estimatedBytes ?? 0)} of values${load.preloadBytes > 0 ? ' (preload included)' : ''}`,
+    ],
+  ];
+  return [table(rows), ...plan.notes.map((n) => `note: ${n}`)].join('\n');
+}
+
+/** --dry-run: the plans, checked as a run would check them; nothing is created or sent. */
+function dryRun(scenarios: Scenario[], json: boolean, maxRate: number | undefined): number {
+  const plans = scenarios.map((s) => ({
+    scenario: s.name,
+    plan: planRun(s, maxRate === undefined ? {} : { maxRate }),
+  }));
+  if (json) {
+    process.stdout.write(`${JSON.stringify(plans.length === 1 ? plans[0]?.plan : plans, null, 2)}\n`);
+    return 0;
+  }
+  const out = ['dry run: nothing is created or sent, and kbench does not connect to the target.'];
+  for (const { scenario, plan } of plans) out.push(`\n${scenario}\n${planText(plan)}`);
+  process.stdout.write(`${out.join('\n')}\n`);
+  return 0;
 }
 
 /** Prints the stored runs as JSON (one object, or a list for a sweep); exit 1 if any failed. */
@@ -114,14 +262,18 @@ export async function runPlans(
   plans: Scenario[],
   source: string | null,
   json: boolean,
+  options: { maxRate?: number } = {},
 ): Promise<RunRecord[]> {
   const history = await History.open();
   const results: RunRecord[] = [];
   let interrupted = false;
   for (const [i, plan] of plans.entries()) {
     if (interrupted) break;
-    if (plans.length > 1) process.stderr.write(`\nsweep ${i + 1}/${plans.length}: ${plan.name}\n`);
-    const run = await startRecordedRun(plan, { history, source });
+    if (plans.length > 1)
+      process.stderr.write(
+        `\n${plan.sweep === undefined && plans.every((p) => p.name === plan.name) ? 'target' : 'sweep'} ${i + 1}/${plans.length}: ${plan.name} -> ${plan.target}\n`,
+      );
+    const run = await startRecordedRun(plan, { history, source, ...options });
     process.stderr.write(`run ${run.id}: ${plan.name} -> ${plan.target} (history: ${history.path})\n`);
     const progress = new ProgressLine();
     run.on('sample', (s) => progress.sample(s));

@@ -1,5 +1,6 @@
 // Keeps the runs this process started and hands their live events to whoever listens.
 import type { LiveRun, Progress } from '@kbench/engine';
+import type { ProfileStore } from '@kbench/engine/profiles';
 import type { History } from '@kbench/history';
 import type { RunRecord, Sample, Scenario } from '@kbench/schema';
 import fp from 'fastify-plugin';
@@ -26,7 +27,10 @@ export class RunManager {
   /** Set while a start is under way, so two quick clicks cannot start two runs. */
   private starting = false;
 
-  constructor(private readonly history: History) {}
+  constructor(
+    private readonly history: History,
+    private readonly profiles: ProfileStore,
+  ) {}
 
   /** Starts a run; one at a time, because two benchmarks on one machine measure each other. */
   async start(scenario: Scenario, source: string | null): Promise<LiveRun> {
@@ -39,7 +43,11 @@ export class RunManager {
     try {
       // Loaded on first use: the engine brings the native broker, which browsing the history does not need.
       const { startRecordedRun } = await import('@kbench/engine');
-      const run = await startRecordedRun(scenario, { history: this.history, source });
+      const run = await startRecordedRun(scenario, {
+        history: this.history,
+        source,
+        profiles: this.profiles,
+      });
       this.live.set(run.id, run);
       void run.done.finally(() => this.live.delete(run.id));
       return run;
@@ -125,7 +133,7 @@ declare module 'fastify' {
 
 export const runManagerPlugin = fp(
   async (app) => {
-    const manager = new RunManager(app.history);
+    const manager = new RunManager(app.history, app.profiles);
     app.decorate('runs', manager);
     app.addHook('onClose', async () => manager.stopAll());
   },

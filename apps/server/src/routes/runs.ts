@@ -83,10 +83,21 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request, reply) => {
       const { scenario, source } = await scenarioFromBody(app, request.body);
+      // Every run of a series is checked before the first starts (a sweep over targets, say).
+      const plans = expandSweep(scenario);
+      const { unsupportedIssues } = await import('@kbench/engine');
+      const issues = plans.flatMap((plan, i) =>
+        unsupportedIssues(plan, { profiles: app.profiles }).map((issue) =>
+          plans.length > 1
+            ? { ...issue, message: `${issue.message} (in run ${i + 1}, ${plan.name})` }
+            : issue,
+        ),
+      );
+      if (issues.length > 0) throw invalidScenario(issues);
       let run: Awaited<ReturnType<typeof app.runs.start>>;
       try {
         run = scenario.sweep
-          ? await app.runs.startSweep(scenario.sweep.knob, expandSweep(scenario), source)
+          ? await app.runs.startSweep(scenario.sweep.knob, plans, source)
           : await app.runs.start(scenario, source);
       } catch (err) {
         if (err instanceof ScenarioError) throw invalidScenario(err.issues);

@@ -219,6 +219,21 @@ export function ComposerPage({ from }: { from: string | null }) {
     setGeneration((g) => g + 1);
   };
 
+  // Targets to pick from: the built-in ones and the saved profiles.
+  const [targets, setTargets] = useState<string[]>(['bundled', 'kafka']);
+  useEffect(() => {
+    api.profiles().then(
+      (profiles) => setTargets(['bundled', 'kafka', ...profiles.map((p) => p.name)]),
+      () => {},
+    );
+  }, []);
+  const fields = useMemo(
+    () =>
+      FIELD_INFO.map((f) => (f.path === 'target' ? { ...f, examples: [...targets, '127.0.0.1:9092'] } : f)),
+    [targets],
+  );
+  const [compared, setCompared] = useState<string[]>([]);
+
   const checked = useMemo(() => checkScenario(raw), [raw]);
   const issues = checked.ok ? serverIssues : checked.issues;
 
@@ -248,6 +263,20 @@ export function ComposerPage({ from }: { from: string | null }) {
     setError(null);
     try {
       const { id } = await api.startRun({ scenario: raw });
+      navigate(href.live(id));
+    } catch (err) {
+      if (err instanceof ApiError && err.issues.length) setServerIssues(err.issues);
+      setError(err as Error);
+    }
+  };
+
+  /** One run per selected target, in turn (a sweep over target); the live page opens the comparison. */
+  const compareTargets = async () => {
+    setError(null);
+    try {
+      const { id } = await api.startRun({
+        scenario: { ...raw, sweep: { knob: 'target', values: compared } },
+      });
       navigate(href.live(id));
     } catch (err) {
       if (err instanceof ApiError && err.issues.length) setServerIssues(err.issues);
@@ -312,16 +341,16 @@ export function ComposerPage({ from }: { from: string | null }) {
       <div className="composer">
         <div className="composer-form">
           {FIELD_GROUPS.map((group) => {
-            const fields = FIELD_INFO.filter(
+            const shown = fields.filter(
               (f) =>
                 (group.prefix ? f.path.startsWith(`${group.prefix}.`) : !f.path.includes('.')) &&
                 (advanced || !f.advanced),
             );
-            if (fields.length === 0) return null;
+            if (shown.length === 0) return null;
             return (
               <Panel key={group.title} title={group.title}>
                 <div className="fields">
-                  {fields.map((info) => (
+                  {shown.map((info) => (
                     <Field key={info.path} info={info} raw={raw} issues={issues} onChange={change} />
                   ))}
                 </div>
@@ -374,6 +403,45 @@ export function ComposerPage({ from }: { from: string | null }) {
                   </div>
                 </div>
               )}
+            </div>
+          </Panel>
+          <Panel title="Compare targets">
+            <div className="fields" data-testid="compare-targets">
+              <div className="field">
+                <div className="target-choices">
+                  {targets.map((t) => (
+                    <label key={t} className="inline">
+                      <input
+                        type="checkbox"
+                        checked={compared.includes(t)}
+                        data-testid={`compare-target-${t}`}
+                        onChange={(e) =>
+                          setCompared((list) =>
+                            e.target.checked ? [...list, t] : list.filter((x) => x !== t),
+                          )
+                        }
+                      />{' '}
+                      {t}
+                    </label>
+                  ))}
+                </div>
+                <div className="help">
+                  Runs this scenario on each target in turn, then opens the comparison. Profiles are added
+                  with kbench profile add.
+                </div>
+              </div>
+              <button
+                type="button"
+                className="btn"
+                disabled={!checked.ok || yamlError !== null || compared.length < 2 || Boolean(sweep)}
+                title={
+                  sweep ? 'Remove the sweep first: a comparison of targets is itself a sweep' : undefined
+                }
+                onClick={compareTargets}
+                data-testid="compare-targets-launch"
+              >
+                ▶ Compare {compared.length >= 2 ? `${compared.length} targets` : 'targets'}
+              </button>
             </div>
           </Panel>
         </div>

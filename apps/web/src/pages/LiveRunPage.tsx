@@ -7,7 +7,7 @@ import { RunCharts } from '../components/RunCharts';
 import { SummaryTable } from '../components/SummaryTable';
 import { formatCount, formatMBPerSec, formatMs, formatRecordsPerSec } from '../format';
 import { useLiveRun } from '../live';
-import { href } from '../router';
+import { href, navigate } from '../router';
 
 const MIB = 1024 * 1024;
 
@@ -81,6 +81,14 @@ export function LiveRunPage({ id }: { id: string }) {
   const sweep = useSweep(id, ended);
   const label = useMemo(() => record?.scenario.name, [record]);
 
+  // Comparing targets: follow the series from run to run, and open the comparison at the end.
+  useEffect(() => {
+    if (!ended || sweep?.knob !== 'target') return;
+    const next = sweep.ids[sweep.ids.indexOf(id) + 1];
+    if (next) navigate(href.live(next));
+    else if (sweep.finished && sweep.ids.length > 1) navigate(href.compare(sweep.ids));
+  }, [ended, sweep, id]);
+
   const stop = async () => {
     setStopping(true);
     try {
@@ -107,7 +115,9 @@ export function LiveRunPage({ id }: { id: string }) {
           {record?.scenario.description && <p className="muted">{record.scenario.description}</p>}
           {sweep && (
             <p className="muted" data-testid="sweep-position">
-              Sweep over {sweep.knob}: run {sweep.ids.indexOf(id) + 1} of {sweep.total}
+              {sweep.knob === 'target' ? 'Comparing targets' : `Sweep over ${sweep.knob}`}: run{' '}
+              {sweep.ids.indexOf(id) + 1} of {sweep.total}
+              {record ? ` (target ${record.scenario.target})` : ''}
             </p>
           )}
         </div>

@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   log('reference: ProducerPerformance, same workload');
   const reference = await withBroker(async (bootstrap) => {
     await createTopics(
-      [bootstrap],
+      { bootstrap: [bootstrap] },
       'bench-admin',
       ['perf'],
       parseScenario({ topics: { partitions: 6 } }).topics,

@@ -3,9 +3,12 @@
 // wherever they live (worker threads, Rust), and reports what they did when asked.
 import type { Scenario } from '@kbench/schema';
 import type { ClientInterval } from '../interval.js';
+import type { ConnectionSecurity } from '../security.js';
 
 export interface ProducersPlan {
   bootstrap: string[];
+  /** TLS and SASL settings (holds secrets; kafkajs only). */
+  security?: ConnectionSecurity;
   topics: string[];
   clientId: string;
   config: Scenario['producers'];
@@ -18,6 +21,7 @@ export interface ProducersPlan {
 
 export interface ConsumersPlan {
   bootstrap: string[];
+  security?: ConnectionSecurity;
   topics: string[];
   clientId: string;
   groupId: string;

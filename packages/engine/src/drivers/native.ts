@@ -76,10 +76,16 @@ class NativeSet implements LoadClients {
   }
 }
 
+/** The Rust engine speaks plain Kafka only; the scenario check refuses TLS/SASL targets before this. */
+function plainOnly(plan: { security?: unknown }): void {
+  if (plan.security) throw new Error('the native driver does not support TLS or SASL; use driver: kafkajs');
+}
+
 export function nativeDriver(): LoadDriver {
   return {
     name: 'native',
     async startProducers(plan: ProducersPlan) {
+      plainOnly(plan);
       const c = plan.config;
       const size = c.messageSize;
       const makers = Array.from(
@@ -105,6 +111,7 @@ export function nativeDriver(): LoadDriver {
       return new NativeSet(makers);
     },
     async startConsumers(plan: ConsumersPlan) {
+      plainOnly(plan);
       const makers = Array.from(
         { length: plan.count },
         (_, i) => () =>

@@ -174,6 +174,7 @@ export function kafkajsDriver(log: Log): LoadDriver {
         return {
           role: 'producers',
           bootstrap: plan.bootstrap,
+          ...(plan.security ? { security: plan.security } : {}),
           topics: plan.topics,
           clientId: plan.clientId,
           count,
@@ -189,6 +190,7 @@ export function kafkajsDriver(log: Log): LoadDriver {
       const plans: WorkerPlan[] = spread(plan.count).map((count) => ({
         role: 'consumers',
         bootstrap: plan.bootstrap,
+        ...(plan.security ? { security: plan.security } : {}),
         topics: plan.topics,
         clientId: plan.clientId,
         groupId: plan.groupId,

@@ -1,11 +1,13 @@
 // Messages between the kafkajs driver and its worker threads.
 import type { Scenario } from '@kbench/schema';
 import type { ClientInterval } from '../../interval.js';
+import type { ConnectionSecurity } from '../../security.js';
 
 export type WorkerPlan =
   | {
       role: 'producers';
       bootstrap: string[];
+      security?: ConnectionSecurity;
       topics: string[];
       clientId: string;
       count: number;
@@ -18,6 +20,7 @@ export type WorkerPlan =
   | {
       role: 'consumers';
       bootstrap: string[];
+      security?: ConnectionSecurity;
       topics: string[];
       clientId: string;
       groupId: string;

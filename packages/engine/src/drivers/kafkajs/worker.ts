@@ -16,8 +16,11 @@ const post = (message: FromWorker) => port.postMessage(message);
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 const acc = new IntervalAccumulator();
-const kafka = createKafka(plan.clientId, plan.bootstrap, (level, message) =>
-  post({ type: 'log', level, message }),
+const kafka = createKafka(
+  plan.clientId,
+  plan.bootstrap,
+  (level, message) => post({ type: 'log', level, message }),
+  plan.security,
 );
 const onError = (err: unknown) => post({ type: 'client-error', error: describe(err) });
 const producers: LoadProducer[] = [];

@@ -1,0 +1,211 @@
+// `kbench profile add|list|show|remove`: named external targets in $KBENCH_HOME/profiles.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ProfileExistsError, ProfileStore } from '@kbench/engine';
+import { maskProfile, SASL_MECHANISMS, type TargetProfile } from '@kbench/schema';
+import { parseCommandArgs } from '../args.js';
+import { table } from '../format.js';
+import { UsageError } from '../usage.js';
+
+const SUBCOMMANDS = ['add', 'list', 'show', 'remove'];
+
+export async function profileCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === 'add') return add(rest);
+  if (sub === 'list') return list(rest);
+  if (sub === 'show') return show(rest);
+  if (sub === 'remove' || sub === 'rm') return remove(rest);
+  throw new UsageError(
+    `kbench profile: ${sub === undefined ? 'name a subcommand' : `unknown subcommand ${JSON.stringify(sub)}`}: ${SUBCOMMANDS.join(', ')} (see kbench help)`,
+  );
+}
+
+/** A file flag: the absolute path of a file that exists now. */
+function file(flag: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const absolute = path.resolve(value);
+  if (!existsSync(absolute)) throw new UsageError(`kbench profile add: --${flag}: no file ${absolute}`);
+  return absolute;
+}
+
+function readPassword(values: { password?: string; 'password-stdin'?: boolean; 'password-env'?: string }) {
+  const given = [
+    values.password !== undefined,
+    values['password-stdin'],
+    values['password-env'] !== undefined,
+  ];
+  if (given.filter(Boolean).length > 1) {
+    throw new UsageError('kbench profile add: give one of --password, --password-stdin, --password-env');
+  }
+  if (values['password-stdin']) return readFileSync(0, 'utf8').replace(/\r?\n$/, '');
+  if (values['password-env'] !== undefined) {
+    const value = process.env[values['password-env']];
+    if (value === undefined)
+      throw new UsageError(`kbench profile add: --password-env: ${values['password-env']} is not set`);
+    return value;
+  }
+  return values.password;
+}
+
+async function add(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('profile add', argv, {
+    bootstrap: { type: 'string' },
+    description: { type: 'string' },
+    tls: { type: 'boolean' },
+    ca: { type: 'string' },
+    cert: { type: 'string' },
+    key: { type: 'string' },
+    insecure: { type: 'boolean' },
+    servername: { type: 'string' },
+    sasl: { type: 'string' },
+    username: { type: 'string' },
+    password: { type: 'string' },
+    'password-stdin': { type: 'boolean' },
+    'password-env': { type: 'string' },
+    'max-rate': { type: 'string' },
+    replace: { type: 'boolean' },
+  });
+  if (positionals.length !== 1) {
+    throw new UsageError(
+      'kbench profile add: give one profile name, e.g. kbench profile add shared --bootstrap host:9092',
+    );
+  }
+  if (values.bootstrap === undefined) {
+    throw new UsageError('kbench profile add: --bootstrap host:port[,host:port] is required');
+  }
+  const ca = file('ca', values.ca);
+  const cert = file('cert', values.cert);
+  const key = file('key', values.key);
+  const tlsWanted =
+    values.tls || values.insecure || values.servername !== undefined || [ca, cert, key].some(Boolean);
+  const password = readPassword(values);
+  if (values.sasl === undefined && (values.username !== undefined || password !== undefined)) {
+    throw new UsageError(
+      `kbench profile add: --username and a password need --sasl ${SASL_MECHANISMS.join('|')}`,
+    );
+  }
+  if (values.sasl !== undefined && password === undefined) {
+    throw new UsageError(
+      'kbench profile add: --sasl needs a password: --password-stdin (safest), --password-env VAR or --password P',
+    );
+  }
+  let maxRate: number | undefined;
+  if (values['max-rate'] !== undefined) {
+    maxRate = Number(values['max-rate']);
+    if (!Number.isFinite(maxRate) || maxRate <= 0) {
+      throw new UsageError(
+        `kbench profile add: --max-rate must be a number of records per second above 0 (got ${JSON.stringify(values['max-rate'])})`,
+      );
+    }
+  }
+  const input = {
+    name: positionals[0],
+    bootstrap: values.bootstrap,
+    ...(values.description !== undefined ? { description: values.description } : {}),
+    ...(tlsWanted
+      ? {
+          tls: {
+            ...(ca ? { ca } : {}),
+            ...(cert ? { cert } : {}),
+            ...(key ? { key } : {}),
+            ...(values.servername !== undefined ? { servername: values.servername } : {}),
+            rejectUnauthorized: !values.insecure,
+          },
+        }
+      : {}),
+    ...(values.sasl !== undefined
+      ? { sasl: { mechanism: values.sasl.toLowerCase(), username: values.username ?? '', password } }
+      : {}),
+    ...(maxRate !== undefined ? { maxRate } : {}),
+  };
+  const store = new ProfileStore();
+  let saved: TargetProfile;
+  try {
+    saved = store.save(input, { replace: Boolean(values.replace) });
+  } catch (err) {
+    if (err instanceof ProfileExistsError)
+      throw new UsageError(`kbench profile add: ${err.message}; add --replace to replace it`);
+    throw err;
+  }
+  process.stderr.write(`saved profile ${saved.name} in ${store.dir} (readable by you only)\n`);
+  return 0;
+}
+
+function securityColumn(p: TargetProfile): string {
+  const tls = p.tls ? (p.tls.rejectUnauthorized ? 'TLS' : 'TLS (unverified)') : '';
+  const sasl = p.sasl ? `SASL ${p.sasl.mechanism} as ${p.sasl.username}` : '';
+  return [tls, sasl].filter(Boolean).join(', ') || 'plaintext';
+}
+
+async function list(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('profile list', argv, { json: { type: 'boolean' } });
+  if (positionals.length > 0)
+    throw new UsageError(`kbench profile list: unexpected argument ${JSON.stringify(positionals[0])}`);
+  const store = new ProfileStore();
+  const profiles = store.list().map(maskProfile);
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(profiles, null, 2)}\n`);
+    return 0;
+  }
+  if (profiles.length === 0) {
+    process.stdout.write(`no profiles in ${store.dir} (add one with kbench profile add)\n`);
+    return 0;
+  }
+  const rows = profiles.map((p) => [
+    p.name,
+    p.bootstrap,
+    securityColumn(p),
+    p.maxRate === undefined ? '-' : String(p.maxRate),
+  ]);
+  process.stdout.write(`${table([['name', 'bootstrap', 'security', 'max rec/s'], ...rows])}\n`);
+  return 0;
+}
+
+function one(command: string, argv: string[], extra: Record<string, { type: 'boolean' }> = {}) {
+  const parsed = parseCommandArgs(`profile ${command}`, argv, extra);
+  if (parsed.positionals.length !== 1)
+    throw new UsageError(`kbench profile ${command}: give one profile name`);
+  return { name: parsed.positionals[0] as string, values: parsed.values };
+}
+
+async function show(argv: string[]): Promise<number> {
+  const { name, values } = one('show', argv, { json: { type: 'boolean' } });
+  const store = new ProfileStore();
+  const profile = store.get(name);
+  if (!profile)
+    throw new UsageError(`kbench profile show: no profile ${JSON.stringify(name)} in ${store.dir}`);
+  const masked = maskProfile(profile);
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(masked, null, 2)}\n`);
+    return 0;
+  }
+  const rows: string[][] = [
+    ['name', masked.name],
+    ['bootstrap', masked.bootstrap],
+    ['description', masked.description || '-'],
+    ['security', securityColumn(masked)],
+  ];
+  if (masked.tls) {
+    for (const field of ['ca', 'cert', 'key', 'passphrase', 'servername'] as const) {
+      const value = masked.tls[field];
+      if (value !== undefined) rows.push([`tls.${field}`, value]);
+    }
+    rows.push(['tls.rejectUnauthorized', String(masked.tls.rejectUnauthorized)]);
+  }
+  if (masked.sasl) {
+    rows.push(['sasl.mechanism', masked.sasl.mechanism], ['sasl.username', masked.sasl.username]);
+    rows.push(['sasl.password', masked.sasl.password]);
+  }
+  rows.push(['maxRate', masked.maxRate === undefined ? '-' : `${masked.maxRate} records/s`]);
+  process.stdout.write(`${table(rows)}\n`);
+  return 0;
+}
+
+async function remove(argv: string[]): Promise<number> {
+  const { name } = one('remove', argv);
+  const store = new ProfileStore();
+  if (!store.remove(name))
+    throw new UsageError(`kbench profile remove: no profile ${JSON.stringify(name)} in ${store.dir}`);
+  process.stderr.write(`removed profile ${name}\n`);
+  return 0;
+}

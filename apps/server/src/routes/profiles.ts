@@ -1,0 +1,107 @@
+// Target profiles: list, create, delete. Answers never carry a secret (passwords, passphrases and
+// PEM keys are masked), and a bad profile is a 400 naming each field.
+import { ProfileExistsError } from '@kbench/engine/profiles';
+import { maskProfile, ProfileError, type TargetProfile } from '@kbench/schema';
+import type { FastifyInstance } from 'fastify';
+import { HttpError } from '../http-error.js';
+import { errorResponses } from '../schemas.js';
+
+const text = { type: 'string' } as const;
+
+/** What the API shows of a profile: every field, secrets masked; nothing else can be serialised. */
+export const maskedProfile = {
+  type: 'object',
+  required: ['name', 'bootstrap'],
+  properties: {
+    name: text,
+    description: text,
+    bootstrap: text,
+    tls: {
+      type: 'object',
+      properties: {
+        ca: text,
+        cert: text,
+        key: text,
+        passphrase: text,
+        rejectUnauthorized: { type: 'boolean' },
+        servername: text,
+      },
+    },
+    sasl: {
+      type: 'object',
+      properties: { mechanism: text, username: text, password: text },
+    },
+    maxRate: { type: 'number' },
+  },
+} as const;
+
+const nameParams = {
+  type: 'object',
+  required: ['name'],
+  properties: { name: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z][A-Za-z0-9._-]*$' } },
+} as const;
+
+function badProfile(err: ProfileError): HttpError {
+  return new HttpError(400, 'invalid profile', err.issues);
+}
+
+export async function profileRoutes(app: FastifyInstance): Promise<void> {
+  app.get(
+    '/api/profiles',
+    { schema: { response: { 200: { type: 'array', items: maskedProfile }, ...errorResponses } } },
+    async () => {
+      try {
+        return app.profiles.list().map(maskProfile);
+      } catch (err) {
+        if (err instanceof ProfileError) throw badProfile(err);
+        throw err;
+      }
+    },
+  );
+
+  app.post<{ Body: Record<string, unknown>; Querystring: { replace?: boolean } }>(
+    '/api/profiles',
+    {
+      schema: {
+        // The profile itself is checked by @kbench/schema, for messages that name the field.
+        body: { type: 'object' },
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { replace: { type: 'boolean' } },
+        },
+        response: { 201: maskedProfile, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      let saved: TargetProfile;
+      try {
+        saved = app.profiles.save(request.body, { replace: Boolean(request.query.replace) });
+      } catch (err) {
+        if (err instanceof ProfileError) throw badProfile(err);
+        if (err instanceof ProfileExistsError)
+          throw new HttpError(409, `${err.message}; send ?replace=true to replace it`);
+        throw err;
+      }
+      return reply.code(201).send(maskProfile(saved));
+    },
+  );
+
+  app.delete<{ Params: { name: string } }>(
+    '/api/profiles/:name',
+    {
+      schema: {
+        params: nameParams,
+        response: {
+          200: { type: 'object', required: ['deleted'], properties: { deleted: text } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      if (!app.profiles.remove(request.params.name))
+        throw new HttpError(404, `no profile ${request.params.name}`);
+      return { deleted: request.params.name };
+    },
+  );
+}

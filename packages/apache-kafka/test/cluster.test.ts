@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ApacheKafka,
+  consumerPerformance,
+  metadataBrokerIds,
+  producerPerformance,
+  runKafkaTool,
+  startApacheKafka,
+} from '../src/index.js';
+
+// Three KRaft nodes (each broker and controller, a quorum of all three) in three JVMs on loopback,
+// and a topic replicated three times that takes acks=all writes and gives them back.
+describe('a three-node Apache Kafka cluster', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'kbench-apache-kafka-3-'));
+  let kafka: ApacheKafka;
+
+  beforeAll(async () => {
+    // Half the default heap each: three JVMs on one small machine.
+    kafka = await startApacheKafka({
+      dataDir,
+      nodes: 3,
+      jvmArgs: ['-Xmx512m', '-Xms512m', '-XX:+UseG1GC', '-Djava.awt.headless=true'],
+    });
+  });
+
+  afterAll(async () => {
+    await kafka?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts three nodes, each with its own ports and data dir, all listed as brokers', async () => {
+    expect(kafka.nodes.map((n) => n.id)).toEqual([1, 2, 3]);
+    const ports = kafka.nodes.flatMap((n) => [n.port, n.controllerPort]);
+    expect(new Set(ports).size).toBe(6);
+    expect(new Set(kafka.nodes.map((n) => n.dataDir)).size).toBe(3);
+    expect(kafka.bootstrap.split(',')).toHaveLength(3);
+    expect(await metadataBrokerIds('127.0.0.1', kafka.nodes[2]?.port ?? 0)).toEqual([1, 2, 3]);
+  });
+
+  it('replicates a topic three times and serves acks=all writes and reads of it', async () => {
+    const created = await runKafkaTool('org.apache.kafka.tools.TopicCommand', [
+      '--bootstrap-server',
+      kafka.bootstrap,
+      '--create',
+      '--topic',
+      'rf3',
+      '--partitions',
+      '3',
+      '--replication-factor',
+      '3',
+      '--config',
+      'min.insync.replicas=2',
+    ]);
+    expect(created.stdout).toContain('Created topic rf3.');
+    const produced = await producerPerformance({
+      bootstrap: kafka.bootstrap,
+      topic: 'rf3',
+      records: 20_000,
+      recordSize: 100,
+      producerProps: { acks: 'all' },
+    });
+    expect(produced.records).toBe(20_000);
+    const consumed = await consumerPerformance({
+      bootstrap: kafka.bootstrap,
+      topic: 'rf3',
+      messages: 20_000,
+    });
+    expect(consumed.messages).toBe(20_000);
+    const described = await runKafkaTool('org.apache.kafka.tools.TopicCommand', [
+      '--bootstrap-server',
+      kafka.bootstrap,
+      '--describe',
+      '--topic',
+      'rf3',
+    ]);
+    expect(described.stdout).toContain('ReplicationFactor: 3');
+    // Every partition has all three replicas in sync after the writes.
+    const isr = [...described.stdout.matchAll(/Isr: ([\d,]+)/g)].map((m) => m[1]?.split(',').length);
+    expect(isr).toEqual([3, 3, 3]);
+  });
+
+  it('stop() ends every JVM', async () => {
+    await kafka.stop();
+    for (const node of kafka.nodes) expect(() => process.kill(node.pid, 0)).toThrow(/ESRCH/);
+  });
+});

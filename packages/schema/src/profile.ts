@@ -1,0 +1,212 @@
+// A named target profile: an external cluster's bootstrap servers, how to reach it (TLS, SASL) and
+// the highest rate kbench may send it. Stored in $KBENCH_HOME/profiles (see @kbench/engine), named by
+// `target: <name>` in a scenario. Secrets live only there: never in a scenario, a run or an export.
+import { z } from 'zod';
+import { formatIssue, formatPath, type ScenarioIssue } from './errors.js';
+
+export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
+export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
+
+/** Targets that are not profiles. */
+export const RESERVED_TARGETS = ['bundled', 'kafka'] as const;
+
+/** host:port[,host:port]: bootstrap servers given directly as a target. */
+export const BOOTSTRAP_PATTERN = /^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/;
+
+/** A profile name: a letter, then letters, digits, dot, dash or underscore (no colon, so never a bootstrap). */
+export const PROFILE_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9._-]{0,63}$/;
+
+export function isBootstrapList(target: string): boolean {
+  return BOOTSTRAP_PATTERN.test(target);
+}
+
+/** What kind of target a scenario's `target` names. */
+export function targetKind(target: string): 'bundled' | 'kafka' | 'bootstrap' | 'profile' {
+  if (target === 'bundled' || target === 'kafka') return target;
+  return isBootstrapList(target) ? 'bootstrap' : 'profile';
+}
+
+export interface TlsSettings {
+  /** CA certificates: an absolute file path or PEM text; absent: the system's CAs. */
+  ca?: string;
+  /** Client certificate (mutual TLS): a path or PEM text. */
+  cert?: string;
+  /** Client private key: a path or PEM text (secret when PEM). */
+  key?: string;
+  /** Passphrase of an encrypted key (secret). */
+  passphrase?: string;
+  /** Check the brokers' certificates against the CAs (default true). */
+  rejectUnauthorized: boolean;
+  /** TLS server name (SNI) when it differs from the bootstrap host. */
+  servername?: string;
+}
+
+export interface SaslSettings {
+  mechanism: SaslMechanism;
+  username: string;
+  /** Secret. */
+  password: string;
+}
+
+export interface TargetProfile {
+  name: string;
+  description: string;
+  /** host:port[,host:port]. */
+  bootstrap: string;
+  /** Present: connect with TLS. */
+  tls?: TlsSettings;
+  sasl?: SaslSettings;
+  /** The highest rate (records/s, all producers together) kbench may send this target. */
+  maxRate?: number;
+}
+
+export class ProfileError extends Error {
+  readonly issues: ScenarioIssue[];
+  constructor(issues: ScenarioIssue[], name?: string) {
+    super(
+      `invalid profile${name ? ` ${JSON.stringify(name)}` : ''}\n${issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`,
+    );
+    this.name = 'ProfileError';
+    this.issues = issues;
+  }
+}
+
+const PEM = /-----BEGIN [A-Z0-9 ]+-----/;
+
+/** A PEM text or an absolute path to a file (read when kbench connects). */
+const pemOrPath = z.string().refine((v) => PEM.test(v) || v.startsWith('/'), {
+  message: 'must be an absolute file path or PEM text (-----BEGIN ...)',
+});
+
+const nonEmpty = (what: string) => z.string().min(1, `must be a non-empty ${what}`);
+
+const tlsShape = z.strictObject({
+  ca: pemOrPath.optional(),
+  cert: pemOrPath.optional(),
+  key: pemOrPath.optional(),
+  passphrase: z.string().optional(),
+  rejectUnauthorized: z.boolean().default(true),
+  servername: nonEmpty('host name').optional(),
+});
+
+const saslShape = z.strictObject({
+  mechanism: z.enum(SASL_MECHANISMS, {
+    error: (issue) => `must be one of ${SASL_MECHANISMS.join(', ')} (got ${JSON.stringify(issue.input)})`,
+  }),
+  username: nonEmpty('user name'),
+  password: nonEmpty('password'),
+});
+
+const ALLOWED: Record<string, string[]> = {
+  '': ['name', 'description', 'bootstrap', 'tls', 'sasl', 'maxRate'],
+  tls: Object.keys(tlsShape.shape),
+  sasl: Object.keys(saslShape.shape),
+};
+
+const profileShape = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(
+        PROFILE_NAME_PATTERN,
+        'must start with a letter and hold up to 64 letters, digits and . _ - (no colon)',
+      )
+      .refine((n) => !(RESERVED_TARGETS as readonly string[]).includes(n), {
+        message: `must not be ${RESERVED_TARGETS.join(' or ')} (those are built-in targets)`,
+      }),
+    description: z.string().max(1000).default(''),
+    bootstrap: z.string().regex(BOOTSTRAP_PATTERN, 'must be bootstrap servers host:port[,host:port]'),
+    tls: z
+      .union([z.boolean(), tlsShape])
+      .optional()
+      .transform((v) => (v === true ? tlsShape.parse({}) : v === false ? undefined : v)),
+    sasl: saslShape.optional(),
+    maxRate: z
+      .number({ error: 'must be a number of records per second above 0' })
+      .positive('must be a number of records per second above 0')
+      .optional(),
+  })
+  .superRefine((p, ctx) => {
+    if (p.tls && (p.tls.cert === undefined) !== (p.tls.key === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tls', p.tls.cert === undefined ? 'cert' : 'key'],
+        message: 'a client certificate needs both tls.cert and tls.key',
+      });
+    }
+  });
+
+/** Validates a profile (as stored or as sent by a form). Throws ProfileError naming each bad field. */
+export function parseProfile(input: unknown): TargetProfile {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new ProfileError([{ path: '', message: 'a profile must be an object of fields' }]);
+  }
+  const parsed = profileShape.safeParse(input);
+  if (parsed.success) {
+    const { tls, sasl, maxRate, ...rest } = parsed.data;
+    return {
+      ...rest,
+      ...(tls ? { tls } : {}),
+      ...(sasl ? { sasl } : {}),
+      ...(maxRate !== undefined ? { maxRate } : {}),
+    };
+  }
+  const issues: ScenarioIssue[] = [];
+  for (const issue of parsed.error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      const allowed = ALLOWED[issue.path.map(String).join('.')] ?? [];
+      for (const key of issue.keys) {
+        issues.push({
+          path: formatPath([...issue.path, key]),
+          message: `unknown field; allowed fields here: ${allowed.join(', ')}`,
+        });
+      }
+    } else if (issue.code === 'invalid_union') {
+      issues.push({
+        path: formatPath(issue.path),
+        message: 'must be true, false or an object of TLS settings',
+      });
+    } else {
+      const message =
+        issue.code === 'invalid_type' && issue.input === undefined
+          ? `is required (${issue.expected})`
+          : issue.message;
+      issues.push({ path: formatPath(issue.path), message });
+    }
+  }
+  const name = (input as { name?: unknown }).name;
+  throw new ProfileError(issues, typeof name === 'string' ? name : undefined);
+}
+
+const HIDDEN = '********';
+
+function isPem(value: string | undefined): boolean {
+  return value !== undefined && PEM.test(value);
+}
+
+/** The profile with every secret replaced (password, passphrase, a PEM key), for show and the API. */
+export function maskProfile(profile: TargetProfile): TargetProfile {
+  const out: TargetProfile = { ...profile };
+  if (profile.tls) {
+    const tls = { ...profile.tls };
+    if (tls.passphrase !== undefined) tls.passphrase = HIDDEN;
+    if (isPem(tls.key)) tls.key = '(PEM key, hidden)';
+    if (isPem(tls.cert)) tls.cert = '(PEM certificate)';
+    if (isPem(tls.ca)) tls.ca = '(PEM certificate)';
+    out.tls = tls;
+  }
+  if (profile.sasl) out.sasl = { ...profile.sasl, password: HIDDEN };
+  return out;
+}
+
+/** Kafka's name for how a profile connects: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. */
+export function securityProtocol(profile: Pick<TargetProfile, 'tls' | 'sasl'>): string {
+  if (profile.sasl) return profile.tls ? 'SASL_SSL' : 'SASL_PLAINTEXT';
+  return profile.tls ? 'SSL' : 'PLAINTEXT';
+}
+
+/** How a profile connects, without credentials: `SASL_SSL scram-sha-256`, `SSL`. */
+export function describeSecurity(profile: Pick<TargetProfile, 'tls' | 'sasl'>): string {
+  const protocol = securityProtocol(profile);
+  return profile.sasl ? `${protocol} ${profile.sasl.mechanism}` : protocol;
+}
