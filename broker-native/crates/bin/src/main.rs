@@ -1,20 +1,46 @@
-//! `kbench-broker --port 9092 --data-dir DIR [--host 127.0.0.1] [--node-id 1]`
+//! `kbench-broker --port 9092 --data-dir DIR [--host 127.0.0.1] [--node-id 1]
+//!  [--fsync none|batch|interval:<ms>] [--nodes N | --cluster-dir DIR]`
 //!
-//! Prints `node <id> <host>:<port> pid <pid>` once listening, then serves
-//! until SIGINT or SIGTERM and shuts down cleanly.
+//! - Alone: one broker.
+//! - `--nodes N`: a cluster of N nodes in this process; node i listens on
+//!   PORT+i-1 with its data under DIR/node-i.
+//! - `--cluster-dir DIR`: this process is node `--node-id` of a cluster
+//!   whose nodes share DIR (one process per node; see `kbench broker
+//!   --processes`).
+//!
+//! Prints `node <id> <host>:<port> pid <pid>` per node once listening, then
+//! serves until SIGINT or SIGTERM and shuts down cleanly.
 
-use kbench_broker_core::BrokerConfig;
+use kbench_broker_core::cluster::{Cluster, ClusterOptions, ClusterSpec};
+use kbench_broker_core::{BrokerConfig, FsyncPolicy};
 use std::io::Write;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: kbench-broker --port PORT --data-dir DIR [--host HOST] [--node-id ID] [--auto-create-topics]";
+const USAGE: &str = "usage: kbench-broker --port PORT --data-dir DIR [--host HOST] [--node-id ID] [--auto-create-topics]
+       [--fsync none|batch|interval:<ms>] [--nodes N | --cluster-dir DIR]
+       [--session-timeout-ms MS] [--replica-lag-ms MS]";
 
-fn parse_args(args: impl Iterator<Item = String>) -> Result<BrokerConfig, String> {
+#[derive(Debug)]
+struct Options {
+    config: BrokerConfig,
+    /// Nodes to run in this process (1: a lone broker unless `cluster_dir`).
+    nodes: usize,
+    cluster_dir: Option<String>,
+    session_timeout_ms: i64,
+    replica_lag_ms: i64,
+}
+
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut port: Option<u16> = None;
     let mut data_dir: Option<String> = None;
     let mut host = "127.0.0.1".to_string();
     let mut node_id = 1i32;
     let mut auto_create = false;
+    let mut fsync = FsyncPolicy::None;
+    let mut nodes = 1usize;
+    let mut cluster_dir = None;
+    let mut session_timeout_ms = kbench_broker_core::cluster::node::DEFAULT_SESSION_TIMEOUT_MS;
+    let mut replica_lag_ms = kbench_broker_core::cluster::node::DEFAULT_REPLICA_LAG_MS;
     let mut args = args;
     while let Some(flag) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
@@ -37,6 +63,34 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<BrokerConfig, String
                     .ok_or_else(|| format!("--node-id: not a non-negative integer: {v}"))?;
             }
             "--auto-create-topics" => auto_create = true,
+            "--fsync" => {
+                let v = value("--fsync")?;
+                fsync = FsyncPolicy::parse(&v).map_err(|e| format!("--fsync: {e}"))?;
+            }
+            "--nodes" => {
+                let v = value("--nodes")?;
+                nodes = v
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=9).contains(n))
+                    .ok_or_else(|| format!("--nodes: must be 1 to 9 (got {v})"))?;
+            }
+            "--cluster-dir" => cluster_dir = Some(value("--cluster-dir")?),
+            "--session-timeout-ms" => {
+                let v = value("--session-timeout-ms")?;
+                session_timeout_ms =
+                    v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        format!("--session-timeout-ms: not a positive integer: {v}")
+                    })?;
+            }
+            "--replica-lag-ms" => {
+                let v = value("--replica-lag-ms")?;
+                replica_lag_ms = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("--replica-lag-ms: not a positive integer: {v}"))?;
+            }
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -47,12 +101,22 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<BrokerConfig, String
     config.port = port;
     config.node_id = node_id;
     config.auto_create_topics = auto_create;
-    Ok(config)
+    config.fsync = fsync;
+    if nodes > 1 && cluster_dir.is_some() {
+        return Err("--nodes and --cluster-dir do not go together".into());
+    }
+    Ok(Options {
+        config,
+        nodes,
+        cluster_dir,
+        session_timeout_ms,
+        replica_lag_ms,
+    })
 }
 
 fn main() -> ExitCode {
-    let config = match parse_args(std::env::args().skip(1)) {
-        Ok(config) => config,
+    let options = match parse_args(std::env::args().skip(1)) {
+        Ok(options) => options,
         Err(message) => {
             eprintln!("kbench-broker: {message}\n{USAGE}");
             return ExitCode::from(2);
@@ -69,7 +133,7 @@ fn main() -> ExitCode {
         .with_max_level(level)
         .init();
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
-    match runtime.block_on(serve(config)) {
+    match runtime.block_on(serve(options)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kbench-broker: {e}");
@@ -78,27 +142,50 @@ fn main() -> ExitCode {
     }
 }
 
-async fn serve(config: BrokerConfig) -> Result<(), kbench_broker_core::Error> {
+fn announce(id: i32, host: &str, port: u16) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "node {id} {host}:{port} pid {}", std::process::id())?;
+    out.flush()
+}
+
+async fn serve(options: Options) -> Result<(), kbench_broker_core::Error> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
-    let broker = kbench_broker_core::start(config).await?;
-    {
-        let mut out = std::io::stdout().lock();
-        writeln!(
-            out,
-            "node {} {}:{} pid {}",
-            broker.node_id(),
-            broker.host(),
-            broker.port(),
-            std::process::id()
-        )?;
-        out.flush()?;
+    let stopped = async move {
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
+        }
+    };
+    if options.nodes > 1 {
+        let mut spec = ClusterSpec::new(options.nodes, &options.config.data_dir);
+        spec.host = options.config.host.clone();
+        spec.base_port = options.config.port;
+        spec.fsync = options.config.fsync;
+        spec.session_timeout_ms = options.session_timeout_ms;
+        spec.replica_lag_ms = options.replica_lag_ms;
+        spec.auto_create_topics = options.config.auto_create_topics;
+        let cluster = Cluster::start(spec).await?;
+        for (id, host, port) in cluster.nodes() {
+            announce(id, &host, port)?;
+        }
+        stopped.await;
+        return cluster.stop().await;
     }
-    tokio::select! {
-        _ = terminate.recv() => {}
-        _ = interrupt.recv() => {}
-    }
+    let cluster = options.cluster_dir.map(|dir| ClusterOptions {
+        dir: dir.into(),
+        session_timeout_ms: options.session_timeout_ms,
+        replica_lag_ms: options.replica_lag_ms,
+    });
+    let broker = kbench_broker_core::broker::start_with(
+        options.config,
+        cluster,
+        kbench_broker_core::broker::BrokerParts::default(),
+    )
+    .await?;
+    announce(broker.node_id(), broker.host(), broker.port())?;
+    stopped.await;
     broker.stop().await
 }
 
@@ -126,10 +213,44 @@ mod tests {
             "3",
         ]))
         .unwrap();
+        let config = &config.config;
         assert_eq!(
             (config.port, config.node_id, config.host.as_str()),
             (0, 3, "0.0.0.0")
         );
+    }
+
+    #[test]
+    fn parses_cluster_flags() {
+        let options = parse_args(args(&[
+            "--port",
+            "9092",
+            "--data-dir",
+            "/tmp/x",
+            "--nodes",
+            "3",
+            "--fsync",
+            "interval:50",
+        ]))
+        .unwrap();
+        assert_eq!(options.nodes, 3);
+        assert_eq!(
+            options.config.fsync,
+            FsyncPolicy::Interval(std::time::Duration::from_millis(50))
+        );
+        let err =
+            parse_args(args(&["--port", "1", "--data-dir", "/t", "--nodes", "12"])).unwrap_err();
+        assert!(err.contains("--nodes"), "{err}");
+        let err = parse_args(args(&[
+            "--port",
+            "1",
+            "--data-dir",
+            "/t",
+            "--fsync",
+            "often",
+        ]))
+        .unwrap_err();
+        assert!(err.contains("--fsync"), "{err}");
     }
 
     #[test]

@@ -1,5 +1,14 @@
 //! Framing and request/response encoding, without I/O: a frame is a 4-byte
 //! big-endian size followed by a request header and body.
+//!
+//! Responses are [`Frame`]s: one buffer for most APIs, a list of chunks for
+//! Fetch, whose record data is referenced rather than copied ([`fetch`]).
+
+pub mod fetch;
+pub mod frame;
+
+pub use fetch::encode_fetch_response;
+pub use frame::Frame;
 
 use crate::error::{Error, Result};
 use bytes::{Buf, BufMut, Bytes, BytesMut};

@@ -3,12 +3,53 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// When appended bytes are forced to disk.
+/// When appended bytes are forced to disk (broker-wide; a topic may
+/// override it with Kafka's `flush.messages=1` or `flush.ms=N`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FsyncPolicy {
     /// Leave it to the page cache, like Kafka's default.
     #[default]
     None,
+    /// An append returns once its bytes are on disk (fdatasync), like
+    /// Redpanda; concurrent appends to one partition share one fdatasync.
+    Batch,
+    /// Written bytes reach the disk within this long (a periodic flush of
+    /// partitions with unsynced bytes); appends do not wait.
+    Interval(Duration),
+}
+
+impl FsyncPolicy {
+    /// Parses `none`, `batch` or `interval:<ms>` (the scenario's and the
+    /// CLI's spelling).
+    pub fn parse(text: &str) -> crate::Result<FsyncPolicy> {
+        let text = text.trim();
+        let bad = || crate::Error::InvalidOption {
+            name: "fsync",
+            message: format!("{text:?} is not one of none, batch, interval:<ms>"),
+        };
+        match text {
+            "none" => Ok(FsyncPolicy::None),
+            "batch" => Ok(FsyncPolicy::Batch),
+            _ => {
+                let ms = text.strip_prefix("interval:").ok_or_else(bad)?;
+                if ms.is_empty() || !ms.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(bad());
+                }
+                let ms: u64 = ms.parse().map_err(|_| bad())?;
+                Ok(FsyncPolicy::Interval(Duration::from_millis(ms)))
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for FsyncPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FsyncPolicy::None => f.write_str("none"),
+            FsyncPolicy::Batch => f.write_str("batch"),
+            FsyncPolicy::Interval(every) => write!(f, "interval:{}", every.as_millis()),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -48,6 +89,40 @@ impl BrokerConfig {
             fsync: FsyncPolicy::None,
             cluster_id: "kbench-cluster".to_string(),
             retention_check_interval: crate::storage::retention::DEFAULT_CHECK_INTERVAL,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fsync_policies_parse_and_print_back() {
+        for text in ["none", "batch", "interval:250", "interval:0"] {
+            assert_eq!(FsyncPolicy::parse(text).unwrap().to_string(), text);
+        }
+        assert_eq!(
+            FsyncPolicy::parse("interval:5").unwrap(),
+            FsyncPolicy::Interval(Duration::from_millis(5))
+        );
+    }
+
+    #[test]
+    fn a_bad_fsync_policy_names_the_allowed_values() {
+        for text in [
+            "",
+            "always",
+            "interval:",
+            "interval:-1",
+            "interval:1s",
+            "batch:2",
+        ] {
+            let message = FsyncPolicy::parse(text).unwrap_err().to_string();
+            assert!(
+                message.contains("none, batch, interval:<ms>"),
+                "{text}: {message}"
+            );
         }
     }
 }

@@ -1,6 +1,7 @@
 //! kbench's Kafka-wire-compatible broker: codec, server, handlers, storage.
 
 pub mod broker;
+pub mod cluster;
 pub mod codec;
 pub mod config;
 pub mod error;

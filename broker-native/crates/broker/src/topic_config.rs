@@ -2,14 +2,16 @@
 //! shared with each partition), and the rules that turn the overrides a
 //! client sets (Kafka names, persisted in the topics catalog) into them.
 //!
-//! Three kinds of names: those in `DESCRIBED` take effect (or are at least
-//! reported, like flush.*), those in `ACCEPTED_IGNORED` are real Kafka topic
+//! Three kinds of names: those in `DESCRIBED` take effect, those in
+//! `ACCEPTED_IGNORED` are real Kafka topic
 //! configs we store and report but do not act on, and anything else is
 //! INVALID_CONFIG, as Kafka answers an unknown topic config.
 
+use crate::config::FsyncPolicy;
 use crate::error::{Error, Result};
 use kafka_protocol::ResponseError;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// How a batch's timestamp is set (`message.timestamp.type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,9 +37,11 @@ pub struct TopicConfig {
     pub max_message_bytes: usize,
     pub timestamp_type: TimestampType,
     pub min_insync_replicas: i32,
-    /// `flush.messages`, reported only; `None` is Kafka's "never" (i64::MAX).
+    /// `flush.messages`; `None` is Kafka's "never" (i64::MAX). 1 makes
+    /// every append wait for fdatasync (see `fsync_policy`).
     pub flush_messages: Option<i64>,
-    /// `flush.ms`, reported only; `None` is Kafka's "never" (i64::MAX).
+    /// `flush.ms`; `None` is Kafka's "never" (i64::MAX). N syncs written
+    /// bytes within N ms (see `fsync_policy`).
     pub flush_ms: Option<i64>,
 }
 
@@ -88,12 +92,12 @@ pub const DESCRIBED: &[ConfigDef] = &[
     ConfigDef {
         name: "flush.messages",
         kind: ConfigType::Long,
-        doc: "Accepted and reported; the broker's fsync policy decides.",
+        doc: "1: every append waits for fdatasync (like fsync policy batch); other values: the broker's fsync policy decides.",
     },
     ConfigDef {
         name: "flush.ms",
         kind: ConfigType::Long,
-        doc: "Accepted and reported; the broker's fsync policy decides.",
+        doc: "N: written bytes are fdatasynced within N ms (like fsync policy interval:N).",
     },
     ConfigDef {
         name: "max.message.bytes",
@@ -272,6 +276,22 @@ impl TopicConfig {
         c
     }
 
+    /// The fsync policy this topic's partitions follow: `flush.messages=1`
+    /// is `Batch`, else `flush.ms=N` is `Interval(N ms)`, else the broker's.
+    /// (Other `flush.messages` values are reported only.)
+    pub fn fsync_policy(&self, broker: FsyncPolicy) -> FsyncPolicy {
+        if self.flush_messages == Some(1) {
+            return FsyncPolicy::Batch;
+        }
+        match self.flush_ms {
+            // i64::MAX is Kafka's "never" (its default), as if unset.
+            Some(ms) if ms < i64::MAX => {
+                FsyncPolicy::Interval(Duration::from_millis(ms.max(0) as u64))
+            }
+            _ => broker,
+        }
+    }
+
     /// The value DescribeConfigs reports for `name` (a `DESCRIBED` name).
     pub fn value_of(&self, name: &str) -> Option<String> {
         let or_minus_one = |v: Option<i64>| v.unwrap_or(-1).to_string();
@@ -333,6 +353,27 @@ mod tests {
         assert_eq!(c.max_message_bytes, 200);
         assert_eq!(c.timestamp_type, TimestampType::LogAppendTime);
         assert_eq!(c.min_insync_replicas, 2);
+    }
+
+    #[test]
+    fn flush_configs_override_the_broker_fsync_policy() {
+        let broker = FsyncPolicy::Interval(Duration::from_secs(1));
+        let resolve = |pairs: &[(&str, &str)]| {
+            let overrides = validate_all(pairs.iter().map(|(k, v)| (*k, Some(*v)))).unwrap();
+            TopicConfig::resolve(&TopicConfig::default(), &overrides).fsync_policy(broker)
+        };
+        assert_eq!(resolve(&[]), broker);
+        assert_eq!(resolve(&[("flush.messages", "1")]), FsyncPolicy::Batch);
+        assert_eq!(
+            resolve(&[("flush.messages", "1"), ("flush.ms", "50")]),
+            FsyncPolicy::Batch
+        );
+        assert_eq!(
+            resolve(&[("flush.ms", "50")]),
+            FsyncPolicy::Interval(Duration::from_millis(50))
+        );
+        assert_eq!(resolve(&[("flush.messages", "1000")]), broker);
+        assert_eq!(resolve(&[("flush.ms", &i64::MAX.to_string())]), broker);
     }
 
     #[test]

@@ -241,3 +241,150 @@ async fn stop_closes_open_connections_and_is_idempotent() {
         .await
         .is_err());
 }
+
+/// One uncompressed batch of `count` records from offset `first`, each value
+/// `value_len` bytes derived from its offset.
+fn value_batch(first: i64, count: usize, value_len: usize) -> BytesMut {
+    use kafka_protocol::indexmap::IndexMap;
+    use kafka_protocol::records::*;
+    let records: Vec<Record> = (0..count as i64)
+        .map(|i| Record {
+            transactional: false,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 0,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: i,
+            sequence: i as i32,
+            timestamp: 1_700_000_000_000,
+            key: None,
+            value: Some(value_of(first + i, value_len)),
+            headers: IndexMap::new(),
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        &records,
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .unwrap();
+    buf
+}
+
+fn value_of(offset: i64, len: usize) -> bytes::Bytes {
+    (0..len)
+        .map(|j| (offset as usize * 31 + j) as u8)
+        .collect::<Vec<_>>()
+        .into()
+}
+
+fn fetch_frame(version: i16, correlation_id: i32, topic: &str, max_bytes: i32) -> BytesMut {
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kafka_protocol::messages::{FetchRequest, TopicName};
+    let mut partition = FetchPartition::default();
+    partition.fetch_offset = 0;
+    partition.partition_max_bytes = max_bytes;
+    let mut t = FetchTopic::default();
+    t.topic = TopicName(StrBytes::from_string(topic.to_string()));
+    t.partitions = vec![partition];
+    let mut req = FetchRequest::default();
+    req.replica_id = (-1).into();
+    req.max_wait_ms = 0;
+    req.min_bytes = 1;
+    req.max_bytes = max_bytes;
+    req.session_epoch = -1;
+    req.topics = vec![t];
+    let mut header = RequestHeader::default();
+    header.request_api_key = ApiKey::Fetch as i16;
+    header.request_api_version = version;
+    header.correlation_id = correlation_id;
+    let mut body = BytesMut::new();
+    header
+        .encode(&mut body, ApiKey::Fetch.request_header_version(version))
+        .unwrap();
+    req.encode(&mut body, version).unwrap();
+    let mut frame = BytesMut::new();
+    frame.put_i32(body.len() as i32);
+    frame.extend_from_slice(&body);
+    frame
+}
+
+#[tokio::test]
+async fn multi_megabyte_fetch_response_arrives_intact() {
+    use kafka_protocol::messages::FetchResponse;
+    use kafka_protocol::records::RecordBatchDecoder;
+    const BATCHES: i64 = 6;
+    const PER_BATCH: usize = 16;
+    const VALUE_LEN: usize = 64 * 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = broker(dir.path()).await;
+    broker.broker().log.create_topic("big", 1, false).unwrap();
+    let partition = broker.broker().log.partition("big", 0).unwrap();
+    for b in 0..BATCHES {
+        partition
+            .append(&value_batch(b * PER_BATCH as i64, PER_BATCH, VALUE_LEN))
+            .unwrap();
+    }
+    let total_records = BATCHES * PER_BATCH as i64;
+    let mut stream = TcpStream::connect(("127.0.0.1", broker.port()))
+        .await
+        .unwrap();
+    // Non-flexible and flexible versions, each followed by another request
+    // on the same connection, so a mis-sized frame would show.
+    for (i, version) in [4i16, 11, 12].into_iter().enumerate() {
+        let correlation_id = 100 + i as i32;
+        let mut frames = fetch_frame(version, correlation_id, "big", 64 << 20);
+        frames.extend_from_slice(&api_versions_frame(3, correlation_id + 50));
+        stream.write_all(&frames).await.unwrap();
+
+        let mut response = read_response(&mut stream).await;
+        let header = ResponseHeader::decode(
+            &mut response,
+            ApiKey::Fetch.response_header_version(version),
+        )
+        .unwrap();
+        assert_eq!(header.correlation_id, correlation_id);
+        let body = FetchResponse::decode(&mut response, version).unwrap();
+        assert!(response.is_empty(), "v{version}: trailing bytes");
+        let part = &body.responses[0].partitions[0];
+        assert_eq!(part.error_code, 0, "v{version}");
+        assert_eq!(part.high_watermark, total_records);
+        let mut records = part.records.clone().unwrap();
+        assert!(
+            records.len() > 5 << 20,
+            "v{version}: {} bytes",
+            records.len()
+        );
+        let sets = RecordBatchDecoder::decode_all(&mut records).unwrap();
+        let decoded: Vec<_> = sets.into_iter().flat_map(|s| s.records).collect();
+        assert_eq!(decoded.len() as i64, total_records, "v{version}");
+        for (expected_offset, record) in decoded.iter().enumerate() {
+            assert_eq!(record.offset, expected_offset as i64);
+            assert_eq!(
+                record.value.as_ref().unwrap(),
+                &value_of(record.offset, VALUE_LEN),
+                "v{version}: value of offset {}",
+                record.offset
+            );
+        }
+
+        let mut next = read_response(&mut stream).await;
+        assert_eq!(
+            ResponseHeader::decode(&mut next, 0).unwrap().correlation_id,
+            correlation_id + 50
+        );
+    }
+    let bytes_out = broker
+        .broker()
+        .stats
+        .bytes_out
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert!(bytes_out > 3 * (5 << 20));
+    broker.stop().await.unwrap();
+}

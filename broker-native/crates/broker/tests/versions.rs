@@ -246,7 +246,7 @@ async fn sweep(topic: &str, fresh_topic_per_create: bool) {
             .await
             .unwrap_or_else(|e| panic!("{api_key:?} v{version}: {e}"))
             .expect("a response");
-            decode_response(api_key, version, frame);
+            decode_response(api_key, version, frame.to_contiguous());
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Thin napi-rs binding over `kbench-broker-core` and `kbench-loadgen`: convert at the edge,
 //! call the core, no broker logic here.
 
+mod cluster;
 mod loadgen;
 
 use kbench_broker_core::{BrokerConfig, StatsSnapshot};
@@ -28,6 +29,18 @@ pub struct BindingBrokerStats {
     pub fetch_requests: f64,
     pub connections: f64,
     pub log_size_bytes: f64,
+    /// fdatasyncs of log segments since start, and their total and largest
+    /// duration in microseconds.
+    pub fsyncs: f64,
+    pub fsync_micros_total: f64,
+    pub fsync_micros_max: f64,
+    /// Cluster nodes: partitions led here that are under-replicated now.
+    pub under_replicated: f64,
+    pub isr_shrinks: f64,
+    pub isr_expands: f64,
+    pub leader_elections: f64,
+    /// Bytes appended here as a follower.
+    pub replicated_bytes: f64,
 }
 
 impl From<StatsSnapshot> for BindingBrokerStats {
@@ -39,6 +52,14 @@ impl From<StatsSnapshot> for BindingBrokerStats {
             fetch_requests: s.fetch_requests as f64,
             connections: s.connections as f64,
             log_size_bytes: s.log_size_bytes as f64,
+            fsyncs: s.fsyncs as f64,
+            fsync_micros_total: s.fsync_micros_total as f64,
+            fsync_micros_max: s.fsync_micros_max as f64,
+            under_replicated: s.under_replicated as f64,
+            isr_shrinks: s.isr_shrinks as f64,
+            isr_expands: s.isr_expands as f64,
+            leader_elections: s.leader_elections as f64,
+            replicated_bytes: s.replicated_bytes as f64,
         }
     }
 }
@@ -113,6 +134,6 @@ pub async fn start_broker(options: BindingBrokerOptions) -> Result<BindingBroker
     Ok(BindingBrokerHandle { inner })
 }
 
-fn to_js_error(e: kbench_broker_core::Error) -> Error {
+pub(crate) fn to_js_error(e: kbench_broker_core::Error) -> Error {
     Error::new(Status::GenericFailure, e.to_string())
 }

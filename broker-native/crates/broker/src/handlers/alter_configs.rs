@@ -37,9 +37,7 @@ fn alter(broker: &Broker, resource: AlterConfigsResource, validate_only: bool) -
             .iter()
             .map(|c| (c.name.as_str(), c.value.as_deref())),
     )?;
-    broker
-        .log
-        .set_topic_overrides(&resource.resource_name, overrides, validate_only)
+    broker.set_topic_overrides(&resource.resource_name, overrides, validate_only)
 }
 
 #[cfg(test)]

@@ -8,31 +8,42 @@ use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-pub fn response(
+pub async fn response(
     broker: &Broker,
     req: CreatePartitionsRequest,
     _version: i16,
 ) -> CreatePartitionsResponse {
     let mut response = CreatePartitionsResponse::default();
-    response.results = req
-        .topics
-        .into_iter()
-        .map(|topic| grow(broker, topic, req.validate_only))
-        .collect();
+    for topic in req.topics {
+        response
+            .results
+            .push(grow(broker, topic, req.validate_only).await);
+    }
     response
 }
 
-fn grow(
+async fn grow(
     broker: &Broker,
     topic: CreatePartitionsTopic,
     validate_only: bool,
 ) -> CreatePartitionsTopicResult {
     let mut result = CreatePartitionsTopicResult::default();
-    let outcome = check_assignments(broker, &topic).and_then(|_| {
-        broker
+    let outcome = match (check_assignments(broker, &topic), &broker.cluster) {
+        (Err(e), _) => Err(e),
+        (Ok(()), None) => broker
             .log
-            .create_partitions(&topic.name, topic.count, validate_only)
-    });
+            .create_partitions(&topic.name, topic.count, validate_only),
+        (Ok(()), Some(node)) => {
+            crate::cluster::admin::create_partitions(
+                node,
+                broker,
+                &topic.name,
+                topic.count,
+                validate_only,
+            )
+            .await
+        }
+    };
     if let Err(e) = outcome {
         result.error_code = e.code();
         result.error_message = Some(StrBytes::from_string(e.to_string()));
@@ -92,7 +103,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
-        let r = response(&broker, request("t", 4, false), 3);
+        let r = response(&broker, request("t", 4, false), 3).await;
         assert_eq!(r.results[0].error_code, 0);
         assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 4);
     }
@@ -102,7 +113,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
-        let r = response(&broker, request("t", 4, true), 0);
+        let r = response(&broker, request("t", 4, true), 0).await;
         assert_eq!(r.results[0].error_code, 0);
         assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 1);
     }
@@ -113,7 +124,7 @@ mod tests {
         let broker = broker(dir.path());
         broker.log.create_topic("t", 2, false).unwrap();
         for count in [1, 2] {
-            let r = response(&broker, request("t", count, false), 2);
+            let r = response(&broker, request("t", count, false), 2).await;
             assert_eq!(
                 r.results[0].error_code,
                 ResponseError::InvalidPartitions.code()
@@ -125,7 +136,7 @@ mod tests {
     async fn unknown_topic_is_unknown_topic_or_partition() {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
-        let r = response(&broker, request("nope", 2, false), 1);
+        let r = response(&broker, request("nope", 2, false), 1).await;
         assert_eq!(
             r.results[0].error_code,
             ResponseError::UnknownTopicOrPartition.code()
@@ -141,7 +152,7 @@ mod tests {
         let mut a = CreatePartitionsAssignment::default();
         a.broker_ids = vec![BrokerId(7)];
         req.topics[0].assignments = Some(vec![a]);
-        let r = response(&broker, req, 1);
+        let r = response(&broker, req, 1).await;
         assert_eq!(
             r.results[0].error_code,
             ResponseError::InvalidReplicaAssignment.code()

@@ -7,14 +7,60 @@ use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-pub fn response(broker: &Broker, req: CreateTopicsRequest, version: i16) -> CreateTopicsResponse {
+pub async fn response(
+    broker: &Broker,
+    req: CreateTopicsRequest,
+    version: i16,
+) -> CreateTopicsResponse {
     let mut response = CreateTopicsResponse::default();
-    response.topics = req
-        .topics
-        .into_iter()
-        .map(|topic| create_one(broker, topic, req.validate_only, version))
-        .collect();
+    for topic in req.topics {
+        let result = match &broker.cluster {
+            None => create_one(broker, topic, req.validate_only, version),
+            Some(node) => {
+                let configs = crate::topic_config::validate_all(
+                    topic
+                        .configs
+                        .iter()
+                        .map(|c| (c.name.as_str(), c.value.as_deref())),
+                );
+                let partitions = requested_partitions(broker, &topic);
+                let outcome = match configs {
+                    Err(e) => Err(e),
+                    Ok(overrides) => {
+                        crate::cluster::admin::create_topic(
+                            node,
+                            broker,
+                            &topic.name,
+                            partitions,
+                            topic.replication_factor,
+                            overrides,
+                            req.validate_only,
+                        )
+                        .await
+                    }
+                };
+                result_of(
+                    topic.name.clone(),
+                    outcome.map_err(|e| (e.code(), e.to_string())),
+                    partitions,
+                    req.validate_only,
+                    version,
+                )
+            }
+        };
+        response.topics.push(result);
+    }
     response
+}
+
+fn requested_partitions(broker: &Broker, topic: &CreatableTopic) -> i32 {
+    if !topic.assignments.is_empty() {
+        topic.assignments.len() as i32
+    } else if topic.num_partitions == -1 {
+        broker.config.default_partitions
+    } else {
+        topic.num_partitions
+    }
 }
 
 fn create_one(
@@ -23,15 +69,7 @@ fn create_one(
     validate_only: bool,
     version: i16,
 ) -> CreatableTopicResult {
-    let mut result = CreatableTopicResult::default();
-    result.name = topic.name.clone();
-    let partitions = if !topic.assignments.is_empty() {
-        topic.assignments.len() as i32
-    } else if topic.num_partitions == -1 {
-        broker.config.default_partitions
-    } else {
-        topic.num_partitions
-    };
+    let partitions = requested_partitions(broker, &topic);
     let outcome = if topic.replication_factor != -1 && topic.replication_factor != 1 {
         Err((
             ResponseError::InvalidReplicationFactor.code(),
@@ -52,16 +90,29 @@ fn create_one(
                 .log
                 .create_topic_with_configs(&topic.name, partitions, overrides, validate_only)
         })
+        .map(|meta| (meta, 1))
         .map_err(|e| (e.code(), e.to_string()))
     };
+    result_of(topic.name, outcome, partitions, validate_only, version)
+}
+
+fn result_of(
+    name: kafka_protocol::messages::TopicName,
+    outcome: Result<(crate::storage::topic::TopicMeta, i16), (i16, String)>,
+    partitions: i32,
+    validate_only: bool,
+    version: i16,
+) -> CreatableTopicResult {
+    let mut result = CreatableTopicResult::default();
+    result.name = name;
     match outcome {
-        Ok(meta) => {
+        Ok((meta, replication_factor)) => {
             if version >= 7 && !validate_only {
                 result.topic_id = meta.id;
             }
             if version >= 5 {
                 result.num_partitions = partitions;
-                result.replication_factor = 1;
+                result.replication_factor = replication_factor;
                 result.configs = Some(Vec::new());
             }
         }
@@ -102,7 +153,7 @@ mod tests {
     async fn creates_a_topic_with_its_partitions() {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
-        let response = response(&broker, request("t", 3, 1, false), 5);
+        let response = response(&broker, request("t", 3, 1, false), 5).await;
         assert_eq!(response.topics[0].error_code, 0);
         assert_eq!(response.topics[0].num_partitions, 3);
         assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 3);
@@ -112,7 +163,7 @@ mod tests {
     async fn minus_one_partitions_uses_the_default() {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
-        response(&broker, request("t", -1, -1, false), 5);
+        response(&broker, request("t", -1, -1, false), 5).await;
         assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 1);
     }
 
@@ -120,7 +171,7 @@ mod tests {
     async fn validate_only_reports_success_without_creating() {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
-        let response = response(&broker, request("t", 2, 1, true), 3);
+        let response = response(&broker, request("t", 2, 1, true), 3).await;
         assert_eq!(response.topics[0].error_code, 0);
         assert!(broker.log.topic("t").is_none());
     }
@@ -129,7 +180,7 @@ mod tests {
     async fn replication_factor_above_one_is_rejected() {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
-        let response = response(&broker, request("t", 1, 3, false), 3);
+        let response = response(&broker, request("t", 1, 3, false), 3).await;
         assert_eq!(
             response.topics[0].error_code,
             ResponseError::InvalidReplicationFactor.code()
@@ -150,7 +201,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         let req = with_config(request("t", 1, 1, false), "retention.bytes", "4096");
-        let response = response(&broker, req, 7);
+        let response = response(&broker, req, 7).await;
         assert_eq!(response.topics[0].error_code, 0);
         let topic = broker.log.topic("t").unwrap();
         assert_eq!(topic.config.read().unwrap().retention_bytes, Some(4096));
@@ -161,7 +212,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         let req = with_config(request("t", 1, 1, false), "made.up", "1");
-        let response = response(&broker, req, 7);
+        let response = response(&broker, req, 7).await;
         assert_eq!(
             response.topics[0].error_code,
             ResponseError::InvalidConfig.code()
@@ -178,8 +229,8 @@ mod tests {
     async fn existing_topic_is_topic_already_exists() {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
-        response(&broker, request("t", 1, 1, false), 3);
-        let again = response(&broker, request("t", 1, 1, false), 3);
+        response(&broker, request("t", 1, 1, false), 3).await;
+        let again = response(&broker, request("t", 1, 1, false), 3).await;
         assert_eq!(
             again.topics[0].error_code,
             ResponseError::TopicAlreadyExists.code()

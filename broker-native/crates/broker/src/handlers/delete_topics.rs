@@ -8,14 +8,17 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use uuid::Uuid;
 
-pub fn response(broker: &Broker, req: DeleteTopicsRequest, version: i16) -> DeleteTopicsResponse {
+pub async fn response(
+    broker: &Broker,
+    req: DeleteTopicsRequest,
+    version: i16,
+) -> DeleteTopicsResponse {
     let mut response = DeleteTopicsResponse::default();
-    response.responses = if version >= 6 {
-        req.topics
-            .into_iter()
-            .map(|t| match (t.name, t.topic_id) {
-                (Some(name), id) if id.is_nil() => by_name(broker, name, version),
-                (None, id) if !id.is_nil() => by_id(broker, id, version),
+    if version >= 6 {
+        for t in req.topics {
+            let result = match (t.name, t.topic_id) {
+                (Some(name), id) if id.is_nil() => by_name(broker, name, version).await,
+                (None, id) if !id.is_nil() => by_id(broker, id, version).await,
                 (name, id) => failed(
                     name,
                     id,
@@ -25,19 +28,25 @@ pub fn response(broker: &Broker, req: DeleteTopicsRequest, version: i16) -> Dele
                     ),
                     version,
                 ),
-            })
-            .collect()
+            };
+            response.responses.push(result);
+        }
     } else {
-        req.topic_names
-            .into_iter()
-            .map(|name| by_name(broker, name, version))
-            .collect()
-    };
+        for name in req.topic_names {
+            response
+                .responses
+                .push(by_name(broker, name, version).await);
+        }
+    }
     response
 }
 
-fn by_name(broker: &Broker, name: TopicName, version: i16) -> DeletableTopicResult {
-    match broker.log.delete_topic(&name) {
+async fn by_name(broker: &Broker, name: TopicName, version: i16) -> DeletableTopicResult {
+    let outcome = match &broker.cluster {
+        None => broker.log.delete_topic(&name),
+        Some(node) => crate::cluster::admin::delete_topic(node, broker, &name).await,
+    };
+    match outcome {
         Ok(id) => {
             let mut r = DeletableTopicResult::default();
             r.name = Some(name);
@@ -50,8 +59,12 @@ fn by_name(broker: &Broker, name: TopicName, version: i16) -> DeletableTopicResu
     }
 }
 
-fn by_id(broker: &Broker, id: Uuid, version: i16) -> DeletableTopicResult {
-    match broker.log.delete_topic_by_id(id) {
+async fn by_id(broker: &Broker, id: Uuid, version: i16) -> DeletableTopicResult {
+    let outcome = match &broker.cluster {
+        None => broker.log.delete_topic_by_id(id),
+        Some(node) => crate::cluster::admin::delete_topic_by_id(node, broker, id).await,
+    };
+    match outcome {
         Ok(name) => {
             let mut r = DeletableTopicResult::default();
             r.name = Some(TopicName(StrBytes::from_string(name)));
@@ -94,7 +107,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 2, false).unwrap();
-        let r = response(&broker, by_names(&["t"]), 4);
+        let r = response(&broker, by_names(&["t"]), 4).await;
         assert_eq!(r.responses[0].error_code, 0);
         assert!(broker.log.topic("t").is_none());
         assert!(!dir.path().join("t-0").exists());
@@ -109,7 +122,7 @@ mod tests {
         state.topic_id = id;
         let mut req = DeleteTopicsRequest::default();
         req.topics = vec![state];
-        let r = response(&broker, req, 6);
+        let r = response(&broker, req, 6).await;
         assert_eq!(r.responses[0].error_code, 0);
         assert_eq!(r.responses[0].name.as_ref().map(|n| n.as_str()), Some("t"));
         assert!(broker.log.topic("t").is_none());
@@ -119,7 +132,7 @@ mod tests {
     async fn unknown_name_is_unknown_topic_or_partition() {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
-        let r = response(&broker, by_names(&["nope"]), 5);
+        let r = response(&broker, by_names(&["nope"]), 5).await;
         assert_eq!(
             r.responses[0].error_code,
             ResponseError::UnknownTopicOrPartition.code()
@@ -135,7 +148,7 @@ mod tests {
         state.topic_id = Uuid::new_v4();
         let mut req = DeleteTopicsRequest::default();
         req.topics = vec![state];
-        let r = response(&broker, req, 6);
+        let r = response(&broker, req, 6).await;
         assert_eq!(
             r.responses[0].error_code,
             ResponseError::UnknownTopicId.code()

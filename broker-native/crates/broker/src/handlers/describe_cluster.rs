@@ -1,4 +1,4 @@
-//! DescribeCluster: this node as the only broker and the controller.
+//! DescribeCluster: the live brokers and the controller.
 
 use crate::broker::Broker;
 use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
@@ -18,7 +18,7 @@ pub fn response(
 ) -> DescribeClusterResponse {
     let mut response = DescribeClusterResponse::default();
     response.cluster_id = StrBytes::from_string(broker.config.cluster_id.clone());
-    response.controller_id = BrokerId(broker.config.node_id);
+    response.controller_id = BrokerId(broker.controller_id());
     response.cluster_authorized_operations = OPERATIONS_OMITTED;
     if version >= 1 {
         response.endpoint_type = ENDPOINT_BROKERS;
@@ -32,11 +32,17 @@ pub fn response(
             return response;
         }
     }
-    let mut me = DescribeClusterBroker::default();
-    me.broker_id = BrokerId(broker.config.node_id);
-    me.host = StrBytes::from_string(broker.config.host.clone());
-    me.port = i32::from(broker.port);
-    response.brokers = vec![me];
+    response.brokers = broker
+        .advertised_nodes()
+        .into_iter()
+        .map(|(id, host, port)| {
+            let mut b = DescribeClusterBroker::default();
+            b.broker_id = BrokerId(id);
+            b.host = StrBytes::from_string(host);
+            b.port = i32::from(port);
+            b
+        })
+        .collect();
     response
 }
 

@@ -1,7 +1,15 @@
 //! Fetch: whole batches straight from the segments, with long polling
 //! (max_wait_ms / min_bytes) and the response/partition byte limits.
+//!
+//! On a cluster node only the leader serves a partition. A consumer reads
+//! up to the high watermark; a follower (replica id set) reads up to the
+//! log end, and its fetch offset tells the leader how far it has got,
+//! which moves the high watermark and, once caught up, brings it back into
+//! the ISR. A follower whose last fetched epoch ends earlier on the leader
+//! is told where its log diverges instead of getting records.
 
 use crate::broker::Broker;
+use crate::cluster::PartitionRole;
 use crate::stats::Stats;
 use crate::storage::Partition;
 use bytes::Bytes;
@@ -22,6 +30,8 @@ struct Wanted {
     fetch_offset: i64,
     max_bytes: usize,
     partition: Result<Arc<Partition>, i16>,
+    /// For a follower whose log diverges: the leader's (epoch, end offset).
+    diverging: Option<(i32, i64)>,
 }
 
 pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> FetchResponse {
@@ -33,6 +43,8 @@ pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> Fetch
         response.error_code = ResponseError::FetchSessionIdNotFound.code();
         return response;
     }
+    let follower = (req.replica_id.0 >= 0 && broker.cluster.is_some()).then_some(req.replica_id.0);
+    let now = crate::storage::segment::now_ms();
     let topics: Vec<(_, Vec<Wanted>)> = req
         .topics
         .into_iter()
@@ -41,11 +53,9 @@ pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> Fetch
             let wanted = topic
                 .partitions
                 .into_iter()
-                .map(|p| Wanted {
-                    index: p.partition,
-                    fetch_offset: p.fetch_offset,
-                    max_bytes: p.partition_max_bytes.max(0) as usize,
-                    partition: resolved
+                .map(|p| {
+                    let mut diverging = None;
+                    let partition = resolved
                         .as_ref()
                         .and_then(|t| {
                             usize::try_from(p.partition)
@@ -53,7 +63,28 @@ pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> Fetch
                                 .and_then(|i| t.partitions.get(i))
                         })
                         .cloned()
-                        .ok_or(ResponseError::UnknownTopicOrPartition.code()),
+                        .ok_or(ResponseError::UnknownTopicOrPartition.code())
+                        .and_then(|partition| {
+                            let asked = (version >= 9).then_some(p.current_leader_epoch);
+                            let lead = broker
+                                .leadership(&topic.topic, p.partition, asked)
+                                .map_err(|e| e.code())?;
+                            if let (Some(follower), Some((role, _))) = (follower, lead) {
+                                diverging =
+                                    divergence(&partition, p.last_fetched_epoch, p.fetch_offset);
+                                if diverging.is_none() {
+                                    follow(broker, &role, follower, p.fetch_offset, now);
+                                }
+                            }
+                            Ok(partition)
+                        });
+                    Wanted {
+                        index: p.partition,
+                        fetch_offset: p.fetch_offset,
+                        max_bytes: p.partition_max_bytes.max(0) as usize,
+                        partition,
+                        diverging,
+                    }
                 })
                 .collect();
             (topic.topic, wanted)
@@ -63,7 +94,12 @@ pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> Fetch
     let mut watchers: Vec<watch::Receiver<i64>> = topics
         .iter()
         .flat_map(|(_, wanted)| wanted.iter())
-        .filter_map(|w| w.partition.as_ref().ok().map(|p| p.subscribe()))
+        .filter_map(|w| {
+            w.partition.as_ref().ok().map(|p| match follower {
+                Some(_) => p.subscribe_log_end(),
+                None => p.subscribe(),
+            })
+        })
         .collect();
     let deadline = Instant::now() + Duration::from_millis(req.max_wait_ms.max(0) as u64);
     let response_max = if req.max_bytes <= 0 {
@@ -77,7 +113,8 @@ pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> Fetch
         for w in watchers.iter_mut() {
             w.borrow_and_update();
         }
-        let (responses, total, any_error) = read_all(&topics, response_max, version);
+        let (responses, total, any_error) =
+            read_all(&topics, response_max, version, follower.is_some());
         if total >= min_bytes.max(1)
             || any_error
             || Instant::now() >= deadline
@@ -88,7 +125,7 @@ pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> Fetch
         }
         let changed = any_changed(&mut watchers);
         if tokio::time::timeout_at(deadline, changed).await.is_err() {
-            let (responses, _, _) = read_all(&topics, response_max, version);
+            let (responses, _, _) = read_all(&topics, response_max, version, follower.is_some());
             response.responses = responses;
             return response;
         }
@@ -101,6 +138,7 @@ fn read_all(
     topics: &[(kafka_protocol::messages::TopicName, Vec<Wanted>)],
     response_max: usize,
     version: i16,
+    replica: bool,
 ) -> (Vec<FetchableTopicResponse>, usize, bool) {
     let mut total = 0usize;
     let mut any_error = false;
@@ -130,11 +168,23 @@ fn read_all(
                     if version >= 5 {
                         out.log_start_offset = partition.log_start_offset();
                     }
+                    if let Some((epoch, end_offset)) = w.diverging {
+                        out.diverging_epoch.epoch = epoch;
+                        out.diverging_epoch.end_offset = end_offset;
+                        // Answer at once: the follower truncates, then fetches.
+                        any_error = true;
+                        return out;
+                    }
                     let budget = w.max_bytes.min(response_max.saturating_sub(total));
                     if budget == 0 && total > 0 {
                         return out;
                     }
-                    match partition.read(w.fetch_offset, budget, total == 0) {
+                    let read = if replica {
+                        partition.read_replica(w.fetch_offset, budget)
+                    } else {
+                        partition.read(w.fetch_offset, budget, total == 0)
+                    };
+                    match read {
                         Ok(read) => {
                             total += read.records.len();
                             out.high_watermark = read.high_watermark;
@@ -153,6 +203,36 @@ fn read_all(
         })
         .collect();
     (responses, total, any_error)
+}
+
+/// Where a follower's log diverges from the leader's (KIP-320): its last
+/// fetched epoch is unknown here, or ends here before its fetch offset.
+fn divergence(
+    partition: &Partition,
+    last_fetched_epoch: i32,
+    fetch_offset: i64,
+) -> Option<(i32, i64)> {
+    if last_fetched_epoch < 0 {
+        return None;
+    }
+    let (epoch, end_offset) = partition.end_offset_for_epoch(last_fetched_epoch);
+    if epoch < 0 {
+        // No epoch this old here: everything the follower has diverges.
+        return Some((-1, partition.log_start_offset()));
+    }
+    (epoch < last_fetched_epoch || end_offset < fetch_offset).then_some((epoch, end_offset))
+}
+
+/// Records a follower's position; writes an ISR expansion it earns (off
+/// the request path).
+fn follow(broker: &Broker, role: &Arc<PartitionRole>, follower: i32, fetch_offset: i64, now: i64) {
+    let Some(proposal) = role.on_follower_fetch(follower, fetch_offset, now) else {
+        return;
+    };
+    let (Some(node), role) = (broker.cluster.clone(), role.clone()) else {
+        return;
+    };
+    tokio::task::spawn_blocking(move || node.write_isr(&role, &proposal));
 }
 
 /// Resolves when any watched partition has had an append.

@@ -1,4 +1,5 @@
-//! FindCoordinator: this node coordinates every group.
+//! FindCoordinator: one node coordinates every group (this node on a lone
+//! broker; the lowest live node of a cluster).
 
 use crate::broker::Broker;
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
@@ -13,9 +14,19 @@ pub fn response(
     req: FindCoordinatorRequest,
     version: i16,
 ) -> FindCoordinatorResponse {
-    let node_id = BrokerId(broker.config.node_id);
-    let host = StrBytes::from_string(broker.config.host.clone());
-    let port = i32::from(broker.port);
+    let coordinator = broker.controller_id();
+    let (node_id, host, port) = broker
+        .advertised_nodes()
+        .into_iter()
+        .find(|(id, _, _)| *id == coordinator)
+        .map(|(id, host, port)| (BrokerId(id), StrBytes::from_string(host), i32::from(port)))
+        .unwrap_or_else(|| {
+            (
+                BrokerId(broker.config.node_id),
+                StrBytes::from_string(broker.config.host.clone()),
+                i32::from(broker.port),
+            )
+        });
     // Transactions are not supported: a fatal INVALID_REQUEST rather than
     // COORDINATOR_NOT_AVAILABLE, which clients would retry until timeout.
     let error = if req.key_type == KEY_TYPE_GROUP {

@@ -73,9 +73,7 @@ fn alter(broker: &Broker, resource: AlterConfigsResource, validate_only: bool) -
     for change in &resource.configs {
         apply(&mut overrides, change)?;
     }
-    broker
-        .log
-        .set_topic_overrides(name, overrides, validate_only)
+    broker.set_topic_overrides(name, overrides, validate_only)
 }
 
 fn apply(overrides: &mut TopicOverrides, change: &AlterableConfig) -> Result<()> {

@@ -31,8 +31,16 @@ pub fn response(broker: &Broker, req: ListOffsetsRequest, version: i16) -> ListO
                         r.error_code = ResponseError::UnknownTopicOrPartition.code();
                         return r;
                     };
+                    let asked = (version >= 4).then_some(p.current_leader_epoch);
+                    let epoch = match broker.leadership(&topic.name, p.partition_index, asked) {
+                        Ok(lead) => lead.map_or(0, |(_, epoch)| epoch),
+                        Err(code) => {
+                            r.error_code = code.code();
+                            return r;
+                        }
+                    };
                     if version >= 4 {
-                        r.leader_epoch = 0;
+                        r.leader_epoch = epoch;
                     }
                     match p.timestamp {
                         LATEST => r.offset = partition.high_watermark(),

@@ -1,4 +1,6 @@
-//! Metadata: this node as the only broker, controller and every leader.
+//! Metadata: the live brokers, the controller, and each partition's leader,
+//! replicas and in-sync replicas (this node alone on a lone broker; the
+//! cluster state on a cluster node).
 
 use crate::broker::Broker;
 use crate::error::Error;
@@ -13,18 +15,23 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 pub fn response(broker: &Broker, req: MetadataRequest, version: i16) -> MetadataResponse {
-    let node_id = BrokerId(broker.config.node_id);
     let mut response = MetadataResponse::default();
-    let mut me = MetadataResponseBroker::default();
-    me.node_id = node_id;
-    me.host = StrBytes::from_string(broker.config.host.clone());
-    me.port = i32::from(broker.port);
-    response.brokers = vec![me];
+    response.brokers = broker
+        .advertised_nodes()
+        .into_iter()
+        .map(|(id, host, port)| {
+            let mut b = MetadataResponseBroker::default();
+            b.node_id = BrokerId(id);
+            b.host = StrBytes::from_string(host);
+            b.port = i32::from(port);
+            b
+        })
+        .collect();
     if version >= 2 {
         response.cluster_id = Some(StrBytes::from_string(broker.config.cluster_id.clone()));
     }
     if version >= 1 {
-        response.controller_id = node_id;
+        response.controller_id = BrokerId(broker.controller_id());
     }
 
     // v0 has no null array: an empty list there means "all topics".
@@ -63,7 +70,7 @@ fn by_name(
     if let Some(topic) = broker.log.topic(&name) {
         return topic_metadata(broker, &topic, version);
     }
-    if allow_create && broker.config.auto_create_topics {
+    if allow_create && broker.config.auto_create_topics && broker.cluster.is_none() {
         match broker
             .log
             .create_topic(&name, broker.config.default_partitions, false)
@@ -108,6 +115,44 @@ fn topic_metadata(broker: &Broker, topic: &Arc<Topic>, version: i16) -> Metadata
     out.name = Some(TopicName(StrBytes::from_string(topic.name.clone())));
     if version >= 10 {
         out.topic_id = topic.id;
+    }
+    if let Some(node) = &broker.cluster {
+        let state = node.state();
+        let alive = node.alive_nodes();
+        let Some(t) = state.topics.get(&topic.name) else {
+            out.error_code = ResponseError::UnknownTopicOrPartition.code();
+            return out;
+        };
+        let ids = |v: &[i32]| v.iter().map(|r| BrokerId(*r)).collect::<Vec<_>>();
+        out.partitions = t
+            .partitions
+            .iter()
+            .enumerate()
+            .map(|(index, s)| {
+                let mut p = MetadataResponsePartition::default();
+                p.partition_index = index as i32;
+                p.leader_id = BrokerId(s.leader);
+                if s.leader < 0 {
+                    p.error_code = ResponseError::LeaderNotAvailable.code();
+                }
+                if version >= 7 {
+                    p.leader_epoch = s.leader_epoch;
+                }
+                p.replica_nodes = ids(&s.replicas);
+                p.isr_nodes = ids(&s.isr);
+                if version >= 5 {
+                    let offline: Vec<i32> = s
+                        .replicas
+                        .iter()
+                        .copied()
+                        .filter(|r| !alive.contains(r))
+                        .collect();
+                    p.offline_replicas = ids(&offline);
+                }
+                p
+            })
+            .collect();
+        return out;
     }
     out.partitions = (0..topic.partitions.len() as i32)
         .map(|index| {

@@ -19,19 +19,24 @@ pub mod metadata;
 pub mod produce;
 
 use crate::broker::Broker;
-use crate::codec::{encode_response, encode_response_with_header_version, DecodedRequest, Request};
+use crate::codec::{
+    encode_fetch_response, encode_response, encode_response_with_header_version, DecodedRequest,
+    Frame, Request,
+};
 use crate::error::Result;
 use bytes::BytesMut;
 use kafka_protocol::messages::ApiKey;
 use std::net::SocketAddr;
 
 /// Runs one request and returns its encoded response frame (`None` for
-/// Produce with acks=0, which gets no response).
+/// Produce with acks=0, which gets no response). Fetch responses come back
+/// in chunks that reference the record data read from the log; every other
+/// response is one buffer.
 pub async fn dispatch(
     broker: &Broker,
     request: DecodedRequest,
     peer: SocketAddr,
-) -> Result<Option<BytesMut>> {
+) -> Result<Option<Frame>> {
     let DecodedRequest {
         header,
         api_key,
@@ -48,17 +53,20 @@ pub async fn dispatch(
         }
         Request::ApiVersions(req) => encode(&api_versions::response(broker, req, version))?,
         Request::Metadata(req) => encode(&metadata::response(broker, req, version))?,
-        Request::CreateTopics(req) => encode(&create_topics::response(broker, req, version))?,
-        Request::Produce(req) => match produce::response(broker, req, version) {
+        Request::CreateTopics(req) => encode(&create_topics::response(broker, req, version).await)?,
+        Request::Produce(req) => match produce::response(broker, req, version).await {
             Some(response) => encode(&response)?,
             None => return Ok(None),
         },
-        Request::Fetch(req) => encode(&fetch::response(broker, req, version).await)?,
+        Request::Fetch(req) => {
+            let response = fetch::response(broker, req, version).await;
+            return encode_fetch_response(correlation_id, version, &response).map(Some);
+        }
         Request::ListOffsets(req) => encode(&list_offsets::response(broker, req, version))?,
         Request::FindCoordinator(req) => encode(&find_coordinator::response(broker, req, version))?,
-        Request::DeleteTopics(req) => encode(&delete_topics::response(broker, req, version))?,
+        Request::DeleteTopics(req) => encode(&delete_topics::response(broker, req, version).await)?,
         Request::CreatePartitions(req) => {
-            encode(&create_partitions::response(broker, req, version))?
+            encode(&create_partitions::response(broker, req, version).await)?
         }
         Request::DescribeConfigs(req) => encode(&describe_configs::response(broker, req, version))?,
         Request::IncrementalAlterConfigs(req) => {
@@ -78,7 +86,7 @@ pub async fn dispatch(
             });
         }
     };
-    Ok(Some(frame))
+    Ok(Some(frame.into()))
 }
 
 /// Lets one closure encode any response type.

@@ -1,6 +1,7 @@
 //! Produce: validate each partition's batches and append them as sent.
 
 use crate::broker::Broker;
+use crate::cluster::PartitionRole;
 use crate::error::{Error, Result};
 use crate::stats::Stats;
 use crate::storage::batch::{split_and_validate, BatchHeader, HEADER_SIZE};
@@ -10,55 +11,81 @@ use kafka_protocol::messages::produce_response::{PartitionProduceResponse, Topic
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// `None` when acks=0: the client expects no response at all.
-pub fn response(broker: &Broker, req: ProduceRequest, version: i16) -> Option<ProduceResponse> {
+///
+/// On a cluster node, each partition must be led here; with acks=all the
+/// response waits until every in-sync replica has the batches (the high
+/// watermark passes them), the leadership changes, or the request's
+/// timeout passes.
+pub async fn response(
+    broker: &Broker,
+    req: ProduceRequest,
+    version: i16,
+) -> Option<ProduceResponse> {
     Stats::add(&broker.stats.produce_requests, 1);
-    // On a single node, acks=all is satisfied as soon as the leader has it.
     let acks_valid = matches!(req.acks, -1..=1);
-    let responses = req
-        .topic_data
-        .into_iter()
-        .map(|topic| {
-            let mut out = TopicProduceResponse::default();
-            out.partition_responses = topic
-                .partition_data
-                .into_iter()
-                .map(|data| {
-                    let mut p = PartitionProduceResponse::default();
-                    p.index = data.index;
-                    p.log_append_time_ms = -1;
-                    let partition = broker.log.partition(&topic.name, data.index);
-                    let result = match (&partition, data.records) {
-                        _ if !acks_valid => Err((ResponseError::InvalidRequiredAcks.code(), None)),
-                        (None, _) => Err((ResponseError::UnknownTopicOrPartition.code(), None)),
-                        (Some(_), None) => Err((ResponseError::CorruptMessage.code(), None)),
-                        (Some(partition), Some(records)) => append(partition, &records, req.acks)
-                            .map_err(|e| (e.code(), Some(e.to_string()))),
-                    };
-                    match result {
-                        Ok((appended, append_time)) => {
-                            p.base_offset = appended.base_offset;
-                            p.log_append_time_ms = append_time.unwrap_or(-1);
-                        }
-                        Err((code, message)) => {
-                            p.error_code = code;
-                            p.base_offset = -1;
-                            if version >= 8 {
-                                p.error_message = message.map(StrBytes::from_string);
-                            }
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_millis(req.timeout_ms.max(0) as u64);
+    // (topic index, partition index, role, last offset, min.insync.replicas)
+    let mut waits: Vec<(usize, usize, Arc<PartitionRole>, i64, i32)> = Vec::new();
+    let mut responses: Vec<TopicProduceResponse> = Vec::with_capacity(req.topic_data.len());
+    for (ti, topic) in req.topic_data.into_iter().enumerate() {
+        let mut out = TopicProduceResponse::default();
+        for (pi, data) in topic.partition_data.into_iter().enumerate() {
+            let mut p = PartitionProduceResponse::default();
+            p.index = data.index;
+            p.log_append_time_ms = -1;
+            let partition = broker.log.partition(&topic.name, data.index);
+            let lead = broker.leadership(&topic.name, data.index, None);
+            let result = match (&partition, &lead, data.records) {
+                _ if !acks_valid => Err((ResponseError::InvalidRequiredAcks.code(), None)),
+                (None, _, _) => Err((ResponseError::UnknownTopicOrPartition.code(), None)),
+                (_, Err(code), _) => Err((code.code(), None)),
+                (Some(_), _, None) => Err((ResponseError::CorruptMessage.code(), None)),
+                (Some(partition), Ok(lead), Some(records)) => {
+                    let in_sync = lead.as_ref().map_or(1, |(role, _)| role.isr_len());
+                    append(partition, &records, req.acks, in_sync)
+                        .map_err(|e| (e.code(), Some(e.to_string())))
+                }
+            };
+            match result {
+                Ok((appended, append_time, min_isr)) => {
+                    p.base_offset = appended.base_offset;
+                    p.log_append_time_ms = append_time.unwrap_or(-1);
+                    if let Ok(Some((role, _))) = &lead {
+                        role.after_leader_append();
+                        if req.acks == -1 {
+                            waits.push((ti, pi, role.clone(), appended.last_offset, min_isr));
                         }
                     }
-                    if version >= 5 {
-                        p.log_start_offset = partition.map_or(-1, |p| p.log_start_offset());
+                }
+                Err((code, message)) => {
+                    p.error_code = code;
+                    p.base_offset = -1;
+                    if version >= 8 {
+                        p.error_message = message.map(StrBytes::from_string);
                     }
-                    p
-                })
-                .collect();
-            out.name = topic.name;
-            out
-        })
-        .collect();
+                }
+            }
+            if version >= 5 {
+                p.log_start_offset = partition.map_or(-1, |p| p.log_start_offset());
+            }
+            out.partition_responses.push(p);
+        }
+        out.name = topic.name;
+        responses.push(out);
+    }
+    for (ti, pi, role, last_offset, min_isr) in waits {
+        if let Err(e) = replicated(&role, last_offset, min_isr, deadline).await {
+            let p = &mut responses[ti].partition_responses[pi];
+            p.error_code = e.code();
+            p.base_offset = -1;
+            p.log_append_time_ms = -1;
+        }
+    }
     if req.acks == 0 {
         return None;
     }
@@ -67,21 +94,60 @@ pub fn response(broker: &Broker, req: ProduceRequest, version: i16) -> Option<Pr
     Some(response)
 }
 
-/// Applies the topic's config (min.insync.replicas, max.message.bytes,
-/// message.timestamp.type) and appends. Returns the offsets and, for
-/// LogAppendTime topics, the time stamped on the batches.
-fn append(partition: &Partition, records: &[u8], acks: i16) -> Result<(Appended, Option<i64>)> {
+/// Waits until the high watermark passes `last_offset` (every in-sync
+/// replica has it); fails if this node stops leading at the same epoch, if
+/// the ISR shrank below `min_isr` meanwhile, or at `deadline`.
+async fn replicated(
+    role: &PartitionRole,
+    last_offset: i64,
+    min_isr: i32,
+    deadline: tokio::time::Instant,
+) -> std::result::Result<(), ResponseError> {
+    let mut hw = role.partition.subscribe();
+    let mut generation = role.subscribe();
+    let start = *generation.borrow_and_update();
+    loop {
+        hw.borrow_and_update();
+        if *generation.borrow_and_update() != start {
+            return Err(ResponseError::NotLeaderOrFollower);
+        }
+        if role.partition.high_watermark() > last_offset {
+            if (role.isr_len() as i32) < min_isr {
+                return Err(ResponseError::NotEnoughReplicasAfterAppend);
+            }
+            return Ok(());
+        }
+        tokio::select! {
+            changed = hw.changed() => if changed.is_err() {
+                return Err(ResponseError::NotLeaderOrFollower);
+            },
+            _ = generation.changed() => {}
+            _ = tokio::time::sleep_until(deadline) => return Err(ResponseError::RequestTimedOut),
+        }
+    }
+}
+
+/// Applies the topic's config (min.insync.replicas against the `in_sync`
+/// replicas, max.message.bytes, message.timestamp.type) and appends.
+/// Returns the offsets, for LogAppendTime topics the time stamped on the
+/// batches, and min.insync.replicas.
+fn append(
+    partition: &Partition,
+    records: &[u8],
+    acks: i16,
+    in_sync: usize,
+) -> Result<(Appended, Option<i64>, i32)> {
     let config = *partition.topic_config().read().expect("topic config lock");
-    // One node is the whole in-sync replica set.
-    if acks == -1 && config.min_insync_replicas > 1 {
+    if acks == -1 && config.min_insync_replicas as usize > in_sync {
         return Err(Error::kafka(
             ResponseError::NotEnoughReplicas,
             format!(
-                "min.insync.replicas is {} but this broker is the only replica",
+                "min.insync.replicas is {} but {in_sync} replica(s) are in sync",
                 config.min_insync_replicas
             ),
         ));
     }
+    let min_isr = config.min_insync_replicas;
     let mut at = 0;
     while at + HEADER_SIZE <= records.len() {
         let size = BatchHeader::parse(&records[at..])?.size;
@@ -97,13 +163,13 @@ fn append(partition: &Partition, records: &[u8], acks: i16) -> Result<(Appended,
         at += size;
     }
     match config.timestamp_type {
-        TimestampType::CreateTime => Ok((partition.append(records)?, None)),
+        TimestampType::CreateTime => Ok((partition.append(records)?, None, min_isr)),
         TimestampType::LogAppendTime => {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as i64);
             let stamped = stamp_log_append_time(records, now)?;
-            Ok((partition.append(&stamped)?, Some(now)))
+            Ok((partition.append(&stamped)?, Some(now), min_isr))
         }
     }
 }
@@ -160,8 +226,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
-        let r1 = response(&broker, request("t", 0, batch(5, 10), 1), 7).unwrap();
-        let r2 = response(&broker, request("t", 0, batch(5, 10), -1), 7).unwrap();
+        let r1 = response(&broker, request("t", 0, batch(5, 10), 1), 7)
+            .await
+            .unwrap();
+        let r2 = response(&broker, request("t", 0, batch(5, 10), -1), 7)
+            .await
+            .unwrap();
         assert_eq!((first(&r1).error_code, first(&r1).base_offset), (0, 0));
         assert_eq!((first(&r2).error_code, first(&r2).base_offset), (0, 5));
     }
@@ -171,7 +241,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
-        assert!(response(&broker, request("t", 0, batch(3, 10), 0), 7).is_none());
+        assert!(response(&broker, request("t", 0, batch(3, 10), 0), 7)
+            .await
+            .is_none());
         assert_eq!(broker.log.partition("t", 0).unwrap().high_watermark(), 3);
     }
 
@@ -183,7 +255,7 @@ mod tests {
         let mut bad = batch(3, 10);
         let last = bad.len() - 1;
         bad[last] ^= 0x55;
-        let r = response(&broker, request("t", 0, bad, 1), 7).unwrap();
+        let r = response(&broker, request("t", 0, bad, 1), 7).await.unwrap();
         assert_eq!(first(&r).error_code, ResponseError::CorruptMessage.code());
     }
 
@@ -192,7 +264,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
-        let r = response(&broker, request("t", 4, batch(1, 10), 1), 7).unwrap();
+        let r = response(&broker, request("t", 4, batch(1, 10), 1), 7)
+            .await
+            .unwrap();
         assert_eq!(
             first(&r).error_code,
             ResponseError::UnknownTopicOrPartition.code()
@@ -214,7 +288,9 @@ mod tests {
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
         set_config(&broker, &[("max.message.bytes", "100")]);
-        let r = response(&broker, request("t", 0, batch(5, 100), 1), 9).unwrap();
+        let r = response(&broker, request("t", 0, batch(5, 100), 1), 9)
+            .await
+            .unwrap();
         assert_eq!(first(&r).error_code, ResponseError::MessageTooLarge.code());
         assert_eq!(broker.log.partition("t", 0).unwrap().high_watermark(), 0);
     }
@@ -225,12 +301,16 @@ mod tests {
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
         set_config(&broker, &[("min.insync.replicas", "2")]);
-        let r = response(&broker, request("t", 0, batch(1, 10), -1), 9).unwrap();
+        let r = response(&broker, request("t", 0, batch(1, 10), -1), 9)
+            .await
+            .unwrap();
         assert_eq!(
             first(&r).error_code,
             ResponseError::NotEnoughReplicas.code()
         );
-        let r = response(&broker, request("t", 0, batch(1, 10), 1), 9).unwrap();
+        let r = response(&broker, request("t", 0, batch(1, 10), 1), 9)
+            .await
+            .unwrap();
         assert_eq!(first(&r).error_code, 0);
     }
 
@@ -240,7 +320,9 @@ mod tests {
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
         set_config(&broker, &[("message.timestamp.type", "LogAppendTime")]);
-        let r = response(&broker, request("t", 0, batch(2, 10), 1), 9).unwrap();
+        let r = response(&broker, request("t", 0, batch(2, 10), 1), 9)
+            .await
+            .unwrap();
         assert_eq!(first(&r).error_code, 0);
         let stamped = first(&r).log_append_time_ms;
         assert!(stamped > 1_700_000_000_000);
@@ -264,10 +346,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
-        response(&broker, request("t", 0, batch(2, 10), 1), 9).unwrap();
+        response(&broker, request("t", 0, batch(2, 10), 1), 9)
+            .await
+            .unwrap();
         let once = idempotent_batch(7, 0, 0, 3);
-        let r1 = response(&broker, request("t", 0, once.clone(), -1), 9).unwrap();
-        let r2 = response(&broker, request("t", 0, once, -1), 9).unwrap();
+        let r1 = response(&broker, request("t", 0, once.clone(), -1), 9)
+            .await
+            .unwrap();
+        let r2 = response(&broker, request("t", 0, once, -1), 9)
+            .await
+            .unwrap();
         assert_eq!((first(&r1).error_code, first(&r1).base_offset), (0, 2));
         assert_eq!((first(&r2).error_code, first(&r2).base_offset), (0, 2));
         assert_eq!(broker.log.partition("t", 0).unwrap().high_watermark(), 5);
@@ -279,8 +367,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
-        response(&broker, request("t", 0, idempotent_batch(7, 0, 0, 3), 1), 9).unwrap();
-        let r = response(&broker, request("t", 0, idempotent_batch(7, 0, 9, 1), 1), 9).unwrap();
+        response(&broker, request("t", 0, idempotent_batch(7, 0, 0, 3), 1), 9)
+            .await
+            .unwrap();
+        let r = response(&broker, request("t", 0, idempotent_batch(7, 0, 9, 1), 1), 9)
+            .await
+            .unwrap();
         assert_eq!(
             first(&r).error_code,
             ResponseError::OutOfOrderSequenceNumber.code()
@@ -294,8 +386,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 1, false).unwrap();
-        response(&broker, request("t", 0, idempotent_batch(7, 3, 0, 1), 1), 9).unwrap();
-        let r = response(&broker, request("t", 0, idempotent_batch(7, 2, 1, 1), 1), 9).unwrap();
+        response(&broker, request("t", 0, idempotent_batch(7, 3, 0, 1), 1), 9)
+            .await
+            .unwrap();
+        let r = response(&broker, request("t", 0, idempotent_batch(7, 2, 1, 1), 1), 9)
+            .await
+            .unwrap();
         assert_eq!(
             first(&r).error_code,
             ResponseError::InvalidProducerEpoch.code()
@@ -310,15 +406,23 @@ mod tests {
         {
             let broker = broker(dir.path());
             broker.log.create_topic("t", 1, false).unwrap();
-            response(&broker, request("t", 0, batch(1, 10), 1), 9).unwrap();
-            response(&broker, request("t", 0, once.clone(), 1), 9).unwrap();
+            response(&broker, request("t", 0, batch(1, 10), 1), 9)
+                .await
+                .unwrap();
+            response(&broker, request("t", 0, once.clone(), 1), 9)
+                .await
+                .unwrap();
             broker.log.flush().unwrap();
         }
         let broker = broker(dir.path());
-        let dup = response(&broker, request("t", 0, once, 1), 9).unwrap();
+        let dup = response(&broker, request("t", 0, once, 1), 9)
+            .await
+            .unwrap();
         assert_eq!((first(&dup).error_code, first(&dup).base_offset), (0, 1));
         assert_eq!(broker.log.partition("t", 0).unwrap().high_watermark(), 4);
-        let gap = response(&broker, request("t", 0, idempotent_batch(7, 0, 5, 1), 1), 9).unwrap();
+        let gap = response(&broker, request("t", 0, idempotent_batch(7, 0, 5, 1), 1), 9)
+            .await
+            .unwrap();
         assert_eq!(
             first(&gap).error_code,
             ResponseError::OutOfOrderSequenceNumber.code()
@@ -336,6 +440,7 @@ mod tests {
             request("t", 0, producer_batch(7, 0, 0, 1, true), 1),
             9,
         )
+        .await
         .unwrap();
         assert_eq!(first(&r).error_code, ResponseError::InvalidTxnState.code());
     }

@@ -10,6 +10,8 @@ pub const LOG_OVERHEAD: usize = 12;
 pub const HEADER_SIZE: usize = 61;
 
 const BATCH_LENGTH_AT: usize = 8;
+/// `partition_leader_epoch`: after the batch length, outside the CRC.
+pub const LEADER_EPOCH_AT: usize = 12;
 const MAGIC_AT: usize = 16;
 const CRC_AT: usize = 17;
 const ATTRIBUTES_AT: usize = 21;
@@ -24,6 +26,8 @@ pub struct BatchHeader {
     pub size: usize,
     pub last_offset_delta: i32,
     pub max_timestamp: i64,
+    /// The leader epoch the batch was appended in (-1: none).
+    pub leader_epoch: i32,
 }
 
 impl BatchHeader {
@@ -57,6 +61,7 @@ impl BatchHeader {
             size: LOG_OVERHEAD + batch_length as usize,
             last_offset_delta,
             max_timestamp: i64::from_be_bytes(be8(buf, MAX_TIMESTAMP_AT)),
+            leader_epoch: i32::from_be_bytes(be4(buf, LEADER_EPOCH_AT)),
         })
     }
 }
@@ -107,6 +112,11 @@ pub fn split_and_validate(records: &[u8]) -> Result<Vec<(usize, BatchHeader)>> {
 /// Rewrites the base offset (outside the CRC, so the CRC stays valid).
 pub fn set_base_offset(batch: &mut [u8], base_offset: i64) {
     batch[..8].copy_from_slice(&base_offset.to_be_bytes());
+}
+
+/// Rewrites the partition leader epoch (outside the CRC as well).
+pub fn set_leader_epoch(batch: &mut [u8], epoch: i32) {
+    batch[LEADER_EPOCH_AT..LEADER_EPOCH_AT + 4].copy_from_slice(&epoch.to_be_bytes());
 }
 
 fn corrupt(message: impl Into<String>) -> Error {
@@ -215,6 +225,13 @@ mod tests {
         let header = validate(&bytes).unwrap();
         assert_eq!(header.base_offset, 4242);
         assert_eq!(header.last_offset(), 4243);
+    }
+
+    #[test]
+    fn stamping_the_leader_epoch_keeps_crc_valid() {
+        let mut bytes = batch(2, 10);
+        set_leader_epoch(&mut bytes, 7);
+        assert_eq!(validate(&bytes).unwrap().leader_epoch, 7);
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub struct IndexEntry {
     pub position: u32,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct OffsetIndex {
     entries: Vec<IndexEntry>,
 }
@@ -81,15 +81,29 @@ impl OffsetIndex {
         &self.entries
     }
 
-    /// Writes every entry to `path` (through a temporary file and a rename,
-    /// so a crash leaves the old file or the new one).
-    pub fn write(&self, path: &Path) -> Result<()> {
+    /// Drops the entries at or after file position `position` (the log
+    /// was truncated there).
+    pub fn truncate_to_position(&mut self, position: u64) {
+        let keep = self
+            .entries
+            .partition_point(|e| u64::from(e.position) < position);
+        self.entries.truncate(keep);
+    }
+
+    /// The file's bytes.
+    pub fn encode(&self) -> Vec<u8> {
         let mut bytes = Vec::with_capacity(self.entries.len() * ENTRY_SIZE);
         for e in &self.entries {
             bytes.extend_from_slice(&e.relative_offset.to_be_bytes());
             bytes.extend_from_slice(&e.position.to_be_bytes());
         }
-        write_replacing(path, &bytes)
+        bytes
+    }
+
+    /// Writes every entry to `path` (through a temporary file and a rename,
+    /// so a crash leaves the old file or the new one).
+    pub fn write(&self, path: &Path) -> Result<()> {
+        write_replacing(path, &self.encode())
     }
 }
 
@@ -99,6 +113,29 @@ pub(crate) fn write_replacing(path: &Path, bytes: &[u8]) -> Result<()> {
     tmp.push(".tmp");
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+/// `write_replacing`, durably: the temporary file is fsynced before the
+/// rename and the directory after it.
+pub(crate) fn write_replacing_durably(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let mut file = std::fs::File::create(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+/// Makes a directory's entries (creations, renames, removals) durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir)?.sync_all()?;
     Ok(())
 }
 
@@ -153,6 +190,17 @@ mod tests {
         assert!(OffsetIndex::load(&dir.path().join("x.index"), 10)
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn truncation_drops_entries_at_or_past_the_position() {
+        let mut index = OffsetIndex::new();
+        index.append(10, 100);
+        index.append(20, 200);
+        index.append(30, 300);
+        index.truncate_to_position(200);
+        assert_eq!(index.entries().len(), 1);
+        assert_eq!(index.lookup(25), 100);
     }
 
     #[test]

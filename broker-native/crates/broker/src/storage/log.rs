@@ -2,10 +2,13 @@
 //!
 //! Layout: `<dir>/<topic>-<partition>/` holds segments; `<dir>/__catalog`
 //! records every topic's id and partition count (see `catalog`) so a
-//! restart keeps them.
+//! restart keeps them; `<dir>/.clean-shutdown` is there only after a clean
+//! `flush` (see `shared::CleanShutdown`), and tells the next open to trust
+//! each partition's last segment instead of scanning it.
 
 use super::catalog::{Catalog, CatalogRecord, CatalogTopic};
-use super::partition::{LogConfig, Partition};
+use super::partition::{LogConfig, Partition, RecoveryReport};
+use super::shared::{CleanShutdown, LogShared};
 use super::topic::{validate_topic_name, Topic, TopicMeta};
 use crate::error::{Error, Result};
 use crate::topic_config::{TopicConfig, TopicOverrides};
@@ -33,15 +36,22 @@ pub struct Log {
     /// Serialises topic creation (which does I/O) without blocking lookups.
     create: Mutex<()>,
     total_size: Arc<AtomicU64>,
+    /// The flusher's queue and the clean-shutdown marker (and `total_size`).
+    shared: Arc<LogShared>,
+    recovery: LogRecovery,
 }
 
 impl Log {
-    /// Replays the catalog and opens every partition, in parallel.
+    /// Replays the catalog and opens every partition, in parallel. After a
+    /// clean shutdown (the marker is there) the partitions' last segments
+    /// are trusted; the marker is removed before anything can be written.
     pub fn open(dir: &Path, config: LogConfig) -> Result<Log> {
         std::fs::create_dir_all(dir)?;
+        let clean = CleanShutdown::take(dir)?;
         let (catalog, mut entries) = Catalog::open(dir)?;
         migrate_legacy_topics(dir, &catalog, &mut entries)?;
         let total_size = Arc::new(AtomicU64::new(0));
+        let shared = Arc::new(LogShared::new(total_size.clone(), Some(dir)));
         let entries: Vec<(String, CatalogTopic)> = entries.into_iter().collect();
         let workers = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
@@ -52,7 +62,7 @@ impl Log {
                 .chunks(chunk)
                 .map(|part| {
                     let config = &config;
-                    let total_size = &total_size;
+                    let shared = &shared;
                     scope.spawn(move || {
                         part.iter()
                             .map(|(name, entry)| {
@@ -60,7 +70,7 @@ impl Log {
                                     id: entry.id,
                                     partitions: entry.partitions,
                                 };
-                                open_topic(dir, name, &meta, &entry.configs, config, total_size)
+                                open_topic(dir, name, &meta, &entry.configs, config, shared, clean)
                             })
                             .collect()
                     })
@@ -73,8 +83,12 @@ impl Log {
         });
         let mut topics = HashMap::with_capacity(entries.len());
         let mut ids = HashMap::with_capacity(entries.len());
+        let mut recovery = RecoveryReport::default();
         for part in opened {
             for topic in part? {
+                for partition in &topic.partitions {
+                    recovery.merge(&partition.recovery());
+                }
                 ids.insert(topic.id, topic.name.clone());
                 topics.insert(topic.name.clone(), Arc::new(topic));
             }
@@ -87,7 +101,22 @@ impl Log {
             ids: RwLock::new(ids),
             create: Mutex::new(()),
             total_size,
+            shared,
+            recovery: LogRecovery {
+                clean_shutdown: clean,
+                report: recovery,
+            },
         })
+    }
+
+    /// Whether the last shutdown was clean, and what opening found.
+    pub fn recovery(&self) -> LogRecovery {
+        self.recovery
+    }
+
+    /// The storage counters (fsyncs) shared with every partition.
+    pub fn storage_stats(&self) -> &crate::stats::StorageStats {
+        &self.config.stats
     }
 
     pub fn topic(&self, name: &str) -> Option<Arc<Topic>> {
@@ -127,6 +156,22 @@ impl Log {
         partitions: i32,
         validate_only: bool,
     ) -> Result<TopicMeta> {
+        self.create_topic_as(name, Uuid::new_v4(), partitions, validate_only)
+    }
+
+    /// Creates a topic whose id the cluster chose (every node of a cluster
+    /// knows a topic by the same id).
+    pub fn create_topic_with_id(&self, name: &str, id: Uuid, partitions: i32) -> Result<TopicMeta> {
+        self.create_topic_as(name, id, partitions, false)
+    }
+
+    fn create_topic_as(
+        &self,
+        name: &str,
+        id: Uuid,
+        partitions: i32,
+        validate_only: bool,
+    ) -> Result<TopicMeta> {
         validate_topic_name(name)?;
         if partitions < 1 {
             return Err(Error::kafka(
@@ -141,10 +186,7 @@ impl Log {
                 format!("topic '{name}' already exists"),
             ));
         }
-        let meta = TopicMeta {
-            id: Uuid::new_v4(),
-            partitions,
-        };
+        let meta = TopicMeta { id, partitions };
         if validate_only {
             return Ok(meta);
         }
@@ -155,7 +197,8 @@ impl Log {
             &meta,
             &no_overrides,
             &self.config,
-            &self.total_size,
+            &self.shared,
+            false,
         )?;
         self.catalog.append(&[CatalogRecord::Topic {
             name: name.to_string(),
@@ -196,15 +239,61 @@ impl Log {
         Ok(deleted)
     }
 
-    /// Forces every partition's written bytes and the catalog to disk.
+    /// The clean flush (at shutdown): every partition's written bytes,
+    /// active indexes and producer state (see `Partition::flush`), then the
+    /// catalog, then the clean-shutdown marker, which is written only if
+    /// nothing changed the log meanwhile and is removed by the next change.
     pub fn flush(&self) -> Result<()> {
+        self.shared.clean.arm();
         for topic in self.topics() {
             for partition in &topic.partitions {
                 partition.flush()?;
             }
         }
-        self.catalog.sync()
+        self.catalog.sync()?;
+        self.shared.clean.write_if_armed()?;
+        Ok(())
     }
+
+    /// The interval flush (`FsyncPolicy::Interval` and `flush.ms`):
+    /// fdatasyncs every segment whose deadline has come. Cheap when none
+    /// has; blocking when one has (call it off the async threads). Returns
+    /// how many segments were due.
+    pub fn flush_dirty(&self) -> Result<usize> {
+        self.shared
+            .flush_queue
+            .flush_due(std::time::Instant::now(), &self.config.stats)
+    }
+
+    /// Whether `flush_dirty` has anything to do now.
+    pub fn flush_due(&self) -> bool {
+        self.shared
+            .flush_queue
+            .next_due()
+            .is_some_and(|at| at <= std::time::Instant::now())
+    }
+
+    /// How often to call `flush_dirty`: often enough for the broker's
+    /// interval (and for topics' `flush.ms`, to within this period).
+    pub fn flush_check_interval(&self) -> std::time::Duration {
+        let mut every = FLUSH_CHECK_INTERVAL;
+        if let crate::config::FsyncPolicy::Interval(interval) = self.config.fsync {
+            every = every.min(interval);
+        }
+        every.max(std::time::Duration::from_millis(1))
+    }
+}
+
+/// The longest `flush_check_interval`.
+pub const FLUSH_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// What `Log::open` found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogRecovery {
+    /// The clean-shutdown marker was there.
+    pub clean_shutdown: bool,
+    /// Totals over every partition.
+    pub report: RecoveryReport,
 }
 
 /// Moves topics from the old `__topics/<topic>.meta` files into the
@@ -258,7 +347,8 @@ fn open_topic(
     meta: &TopicMeta,
     overrides: &TopicOverrides,
     config: &LogConfig,
-    total_size: &Arc<AtomicU64>,
+    shared: &Arc<LogShared>,
+    clean_shutdown: bool,
 ) -> Result<Topic> {
     let base = TopicConfig {
         segment_bytes: config.segment_bytes,
@@ -267,11 +357,12 @@ fn open_topic(
     let topic_config = Arc::new(RwLock::new(TopicConfig::resolve(&base, overrides)));
     let partitions = (0..meta.partitions)
         .map(|p| {
-            Partition::open(
+            Partition::open_in(
                 &dir.join(format!("{name}-{p}")),
                 config.clone(),
                 topic_config.clone(),
-                total_size.clone(),
+                shared.clone(),
+                clean_shutdown,
             )
             .map(Arc::new)
         })
@@ -288,6 +379,7 @@ fn open_topic(
 #[cfg(test)]
 mod tests {
     use super::super::batch::test_support::batch;
+    use super::super::shared::CLEAN_SHUTDOWN_FILE;
     use super::*;
 
     #[test]
@@ -393,6 +485,166 @@ mod tests {
         assert_eq!(log.retention_pass(0).unwrap(), 2);
         assert_eq!(log.partition("kept", 0).unwrap().log_start_offset(), 0);
         assert_eq!(log.partition("trimmed", 0).unwrap().log_start_offset(), 2);
+    }
+
+    fn log_path(dir: &Path, partition: &str) -> PathBuf {
+        dir.join(partition).join("00000000000000000000.log")
+    }
+
+    #[test]
+    fn a_clean_flush_lets_the_next_open_trust_the_tails() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let log = Log::open(dir.path(), LogConfig::default()).unwrap();
+            assert!(!log.recovery().clean_shutdown);
+            log.create_topic("t", 2, false).unwrap();
+            for p in 0..2 {
+                for _ in 0..3 {
+                    log.partition("t", p)
+                        .unwrap()
+                        .append(&batch(2, 300))
+                        .unwrap();
+                }
+            }
+            log.flush().unwrap();
+            assert!(dir.path().join(CLEAN_SHUTDOWN_FILE).exists());
+        }
+        {
+            let log = Log::open(dir.path(), LogConfig::default()).unwrap();
+            let recovery = log.recovery();
+            assert!(recovery.clean_shutdown);
+            assert_eq!(recovery.report.partitions, 2);
+            assert_eq!(recovery.report.trusted, 2);
+            assert_eq!(recovery.report.scanned_segments, 0);
+            // Removed before anything could be written.
+            assert!(!dir.path().join(CLEAN_SHUTDOWN_FILE).exists());
+            let p = log.partition("t", 1).unwrap();
+            assert_eq!(p.log_end_offset(), 6);
+            assert_eq!(p.append(&batch(1, 10)).unwrap().base_offset, 6);
+            let read = p.read(4, 1 << 20, false).unwrap();
+            assert_eq!(
+                super::super::batch::split_and_validate(&read.records).unwrap()[0]
+                    .1
+                    .base_offset,
+                4
+            );
+            assert_eq!(p.offset_for_timestamp(0).unwrap(), Some(0));
+            // Dropped without a flush: a crash.
+        }
+        let log = Log::open(dir.path(), LogConfig::default()).unwrap();
+        let recovery = log.recovery();
+        assert!(!recovery.clean_shutdown);
+        assert_eq!(recovery.report.scanned_segments, 2);
+        assert_eq!(log.partition("t", 1).unwrap().log_end_offset(), 7);
+    }
+
+    #[test]
+    fn after_a_crash_a_torn_tail_is_truncated() {
+        let dir = tempfile::tempdir().unwrap();
+        let whole;
+        {
+            let log = Log::open(dir.path(), LogConfig::default()).unwrap();
+            log.create_topic("t", 1, false).unwrap();
+            let p = log.partition("t", 0).unwrap();
+            p.append(&batch(3, 10)).unwrap();
+            whole = p.size_bytes();
+        }
+        let half = batch(4, 10);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(log_path(dir.path(), "t-0"))
+            .unwrap();
+        std::io::Write::write_all(&mut file, &half[..half.len() / 2]).unwrap();
+        drop(file);
+        let log = Log::open(dir.path(), LogConfig::default()).unwrap();
+        let recovery = log.recovery();
+        assert!(!recovery.clean_shutdown);
+        assert_eq!(recovery.report.scanned_segments, 1);
+        assert_eq!(recovery.report.truncated_bytes, (half.len() / 2) as u64);
+        let p = log.partition("t", 0).unwrap();
+        assert_eq!((p.log_end_offset(), p.size_bytes()), (3, whole));
+    }
+
+    #[test]
+    fn a_change_after_the_clean_flush_removes_the_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Log::open(dir.path(), LogConfig::default()).unwrap();
+        log.create_topic("t", 1, false).unwrap();
+        log.partition("t", 0)
+            .unwrap()
+            .append(&batch(1, 10))
+            .unwrap();
+        log.flush().unwrap();
+        assert!(dir.path().join(CLEAN_SHUTDOWN_FILE).exists());
+        log.partition("t", 0)
+            .unwrap()
+            .append(&batch(1, 10))
+            .unwrap();
+        assert!(!dir.path().join(CLEAN_SHUTDOWN_FILE).exists());
+        drop(log);
+        let log = Log::open(dir.path(), LogConfig::default()).unwrap();
+        assert!(!log.recovery().clean_shutdown);
+        assert_eq!(log.partition("t", 0).unwrap().log_end_offset(), 2);
+    }
+
+    #[test]
+    fn a_marker_over_a_tail_that_does_not_add_up_falls_back_to_a_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let log = Log::open(dir.path(), LogConfig::default()).unwrap();
+            log.create_topic("t", 1, false).unwrap();
+            log.partition("t", 0)
+                .unwrap()
+                .append(&batch(2, 10))
+                .unwrap();
+            log.flush().unwrap();
+        }
+        let half = batch(4, 10);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(log_path(dir.path(), "t-0"))
+            .unwrap();
+        std::io::Write::write_all(&mut file, &half[..half.len() - 3]).unwrap();
+        drop(file);
+        let log = Log::open(dir.path(), LogConfig::default()).unwrap();
+        let recovery = log.recovery();
+        assert!(recovery.clean_shutdown);
+        assert_eq!(recovery.report.scanned_segments, 1);
+        assert_eq!(recovery.report.truncated_bytes, (half.len() - 3) as u64);
+        assert_eq!(log.partition("t", 0).unwrap().log_end_offset(), 2);
+    }
+
+    #[test]
+    fn flush_dirty_syncs_only_what_is_due() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Log::open(
+            dir.path(),
+            LogConfig {
+                fsync: crate::config::FsyncPolicy::Interval(std::time::Duration::ZERO),
+                ..LogConfig::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            log.flush_check_interval(),
+            std::time::Duration::from_millis(1)
+        );
+        log.create_topic("now", 2, false).unwrap();
+        log.create_topic("later", 1, false).unwrap();
+        let overrides = crate::topic_config::validate_all([("flush.ms", Some("3600000"))]).unwrap();
+        log.set_topic_overrides("later", overrides, false).unwrap();
+        assert!(!log.flush_due());
+        for (topic, p) in [("now", 0), ("now", 1), ("later", 0)] {
+            log.partition(topic, p)
+                .unwrap()
+                .append(&batch(1, 10))
+                .unwrap();
+        }
+        assert!(log.flush_due());
+        assert_eq!(log.flush_dirty().unwrap(), 2);
+        assert_eq!(log.storage_stats().fsyncs.load(Ordering::Relaxed), 2);
+        assert!(!log.flush_due());
+        assert_eq!(log.flush_dirty().unwrap(), 0);
     }
 
     #[test]

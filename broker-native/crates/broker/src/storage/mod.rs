@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod catalog;
+pub mod epoch_cache;
 pub mod file_cache;
 pub mod index;
 pub mod log;
@@ -10,9 +11,12 @@ pub mod partition;
 pub mod producer_state;
 pub mod retention;
 pub mod segment;
+pub mod shared;
 pub mod time_index;
 pub mod topic;
 
-pub use log::Log;
-pub use partition::{Appended, LogConfig, Partition, PartitionRead, SharedTopicConfig};
+pub use log::{Log, LogRecovery, FLUSH_CHECK_INTERVAL};
+pub use partition::{
+    Appended, LogConfig, Partition, PartitionRead, RecoveryReport, SharedTopicConfig,
+};
 pub use topic::Topic;

@@ -1,26 +1,37 @@
 //! One topic-partition: an ordered set of segments, the log start and end
-//! offsets and a watch that wakes long-polling fetches on append.
+//! offsets, the high watermark, and watches that wake long-polling fetches
+//! (on high-watermark changes) and followers and acks=all waiters (on
+//! every append).
 //!
 //! Locking: appends serialise on `append_lock` (held across the write of
-//! this partition only); the segment map's lock is held only to look up,
-//! add or remove segments, never across file I/O.
+//! this partition only, never across an fsync); the segment map's lock is
+//! held only to look up, add or remove segments, never across file I/O.
+//! Lock order: `append_lock`, then `producers`, then `epochs`; `durable`
+//! is taken alone or last.
 
-use super::batch::{set_base_offset, split_and_validate};
+use super::batch::{set_base_offset, set_leader_epoch, split_and_validate, BatchHeader};
+use super::epoch_cache::{LeaderEpochCache, CHECKPOINT_FILE};
 use super::file_cache::FileCache;
-use super::producer_state::{self, ProducerStateTable, Verdict};
+use super::index::write_replacing;
+use super::producer_state::{self, snapshot_file_name, ProducerStateTable, Verdict};
 use super::retention;
-use super::segment::{now_ms, Segment, DEFAULT_INDEX_INTERVAL};
+use super::segment::{now_ms, Recovery, Segment, DEFAULT_INDEX_INTERVAL};
+use super::shared::LogShared;
 use crate::config::FsyncPolicy;
 use crate::error::{Error, Result};
+use crate::stats::StorageStats;
 use crate::topic_config::TopicConfig;
 use bytes::Bytes;
 use kafka_protocol::ResponseError;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 use tokio::sync::watch;
+
+/// High watermark, leader epochs, follower appends and truncation.
+mod replication;
 
 /// A topic's configuration, shared by its partitions and changed at runtime
 /// (storage reads it each time it decides to roll or delete).
@@ -32,9 +43,13 @@ pub struct LogConfig {
     /// `segment.bytes` of topics created without one.
     pub segment_bytes: u64,
     pub index_interval: u64,
+    /// The broker's fsync policy; topics may override it (`flush.messages`,
+    /// `flush.ms`).
     pub fsync: FsyncPolicy,
     /// Open segment files, shared by every partition.
     pub files: Arc<FileCache>,
+    /// fsync counts and latency, shared by every partition.
+    pub stats: Arc<StorageStats>,
 }
 
 impl Default for LogConfig {
@@ -44,6 +59,7 @@ impl Default for LogConfig {
             index_interval: DEFAULT_INDEX_INTERVAL,
             fsync: FsyncPolicy::None,
             files: Arc::new(FileCache::default()),
+            stats: Arc::new(StorageStats::default()),
         }
     }
 }
@@ -63,6 +79,70 @@ pub struct PartitionRead {
     pub log_start_offset: i64,
 }
 
+/// What opening a partition (or a whole log) found and did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Partitions opened.
+    pub partitions: usize,
+    /// Partitions opened trusting a clean shutdown (no tail scan).
+    pub trusted: usize,
+    /// Segments whose every batch was read and checked.
+    pub scanned_segments: usize,
+    /// Bytes cut off torn or corrupt tails.
+    pub truncated_bytes: u64,
+    /// Index files rebuilt from the log.
+    pub rebuilt_indexes: usize,
+}
+
+impl RecoveryReport {
+    fn add_segment(&mut self, recovery: &Recovery) {
+        self.scanned_segments += usize::from(recovery.scanned);
+        self.truncated_bytes += recovery.truncated_bytes;
+        self.rebuilt_indexes += usize::from(recovery.rebuilt_index && !recovery.scanned);
+    }
+
+    pub fn merge(&mut self, other: &RecoveryReport) {
+        self.partitions += other.partitions;
+        self.trusted += other.trusted;
+        self.scanned_segments += other.scanned_segments;
+        self.truncated_bytes += other.truncated_bytes;
+        self.rebuilt_indexes += other.rebuilt_indexes;
+    }
+}
+
+/// What appends serialise on, and the leader epoch they stamp.
+#[derive(Debug)]
+struct AppendState {
+    /// Stamped into every batch `append` writes (Kafka's
+    /// `partition_leader_epoch`); until `set_leader_epoch`, the epoch
+    /// cache's latest, or 0.
+    leader_epoch: i32,
+    /// `leader_epoch` is not yet in the epoch cache: the next append
+    /// records it, starting at its base offset.
+    epoch_pending: bool,
+    /// Whether `set_leader_epoch` was called.
+    epoch_set: bool,
+}
+
+/// Idempotent producers' state and the snapshots of it on disk.
+#[derive(Debug, Default)]
+struct Producers {
+    table: ProducerStateTable,
+    /// Offsets of the snapshot files in the partition directory.
+    snapshots: BTreeSet<i64>,
+}
+
+/// Group commit (`FsyncPolicy::Batch`): offsets below `through` are on
+/// disk; one appender syncs at a time while the others wait for it.
+#[derive(Debug)]
+struct Durable {
+    through: i64,
+    syncing: bool,
+    /// Bumped by truncation, so a sync that raced it does not vouch for
+    /// offsets it never saw.
+    generation: u64,
+}
+
 #[derive(Debug)]
 pub struct Partition {
     dir: PathBuf,
@@ -70,25 +150,49 @@ pub struct Partition {
     topic_config: SharedTopicConfig,
     /// Segments by base offset.
     segments: RwLock<BTreeMap<i64, Arc<Segment>>>,
-    /// Serialises appends (and rolls) to this partition.
-    append_lock: Mutex<()>,
-    /// Log end offset (= high watermark on a single node), watched by fetches.
+    /// Serialises appends, rolls and truncation of this partition.
+    append_lock: Mutex<AppendState>,
+    /// Log end offset, watched by followers and acks=all waiters (and by
+    /// fetches while the partition is not replicated, when it is also the
+    /// high watermark).
     log_end: watch::Sender<i64>,
+    /// The high watermark while replicated, watched by fetches.
+    high_watermark: watch::Sender<i64>,
+    replicated: AtomicBool,
     /// First offset still in the log; retention moves it forward.
     log_start_offset: AtomicI64,
-    /// Bytes across all partitions of the broker, for stats.
-    total_size: Arc<AtomicU64>,
+    shared: Arc<LogShared>,
     /// Idempotent producers' recent batches; taken after `append_lock`.
-    producers: Mutex<ProducerStateTable>,
+    producers: Mutex<Producers>,
+    /// Leader epochs and where they start; taken after `producers`.
+    epochs: Mutex<LeaderEpochCache>,
+    durable: Mutex<Durable>,
+    durable_changed: Condvar,
+    recovery: RecoveryReport,
 }
 
 impl Partition {
-    /// Opens `dir`, recovering the last segment, or creates it empty.
+    /// Opens `dir`, recovering the last segment, or creates it empty (a
+    /// partition on its own: no clean-shutdown marker, no shared flusher).
     pub fn open(
         dir: &Path,
         config: LogConfig,
         topic_config: SharedTopicConfig,
         total_size: Arc<AtomicU64>,
+    ) -> Result<Partition> {
+        let shared = Arc::new(LogShared::new(total_size, None));
+        Partition::open_in(dir, config, topic_config, shared, false)
+    }
+
+    /// Opens `dir` as a partition of a log. After a clean shutdown the last
+    /// segment's size and indexes are trusted (`Segment::open_trusted`);
+    /// otherwise it is scanned and a torn or corrupt tail truncated.
+    pub fn open_in(
+        dir: &Path,
+        config: LogConfig,
+        topic_config: SharedTopicConfig,
+        shared: Arc<LogShared>,
+        clean_shutdown: bool,
     ) -> Result<Partition> {
         // A directory made just now has nothing to list (saves a read_dir
         // per partition when creating many topics).
@@ -100,27 +204,45 @@ impl Partition {
                 false
             }
         };
-        let mut bases: Vec<i64> = if fresh {
-            Vec::new()
-        } else {
-            std::fs::read_dir(dir)?
-                .filter_map(|entry| {
-                    let name = entry.ok()?.file_name().into_string().ok()?;
-                    name.strip_suffix(".log")?.parse().ok()
-                })
-                .collect()
-        };
+        let mut bases: Vec<i64> = Vec::new();
+        let mut snapshots = BTreeSet::new();
+        let mut has_checkpoint = false;
+        if !fresh {
+            for entry in std::fs::read_dir(dir)? {
+                let Ok(name) = entry?.file_name().into_string() else {
+                    continue;
+                };
+                if let Some(base) = name.strip_suffix(".log").and_then(|b| b.parse().ok()) {
+                    bases.push(base);
+                } else if let Some(offset) =
+                    name.strip_suffix(".snapshot").and_then(|o| o.parse().ok())
+                {
+                    snapshots.insert(offset);
+                } else if name == CHECKPOINT_FILE {
+                    has_checkpoint = true;
+                }
+            }
+        }
         bases.sort_unstable();
+        let mut report = RecoveryReport {
+            partitions: 1,
+            trusted: usize::from(clean_shutdown),
+            ..RecoveryReport::default()
+        };
         let mut segments = BTreeMap::new();
         for (i, base) in bases.iter().enumerate() {
             let last = i + 1 == bases.len();
-            let (segment, recovery) = Segment::open(
-                dir,
-                *base,
-                config.index_interval,
-                last,
-                config.files.clone(),
-            )?;
+            let (segment, recovery) = if last && clean_shutdown {
+                Segment::open_trusted(dir, *base, config.index_interval, config.files.clone())?
+            } else {
+                Segment::open(
+                    dir,
+                    *base,
+                    config.index_interval,
+                    last,
+                    config.files.clone(),
+                )?
+            };
             if recovery.truncated_bytes > 0 {
                 tracing::warn!(
                     dir = %dir.display(),
@@ -131,6 +253,7 @@ impl Partition {
             if recovery.rebuilt_index && !last {
                 tracing::warn!(segment = %segment.log_path().display(), "rebuilt a missing or bad index");
             }
+            report.add_segment(&recovery);
             segments.insert(*base, Arc::new(segment));
         }
         if segments.is_empty() {
@@ -144,26 +267,70 @@ impl Partition {
             .expect("one segment")
             .next_offset();
         let size: u64 = segments.values().map(|s| s.size()).sum();
-        total_size.fetch_add(size, Ordering::Relaxed);
+        shared.total_size.fetch_add(size, Ordering::Relaxed);
+
+        let mut epochs = if has_checkpoint {
+            LeaderEpochCache::load(dir)?
+        } else {
+            LeaderEpochCache::empty(dir)
+        };
+        if epochs.truncate_past(log_end) {
+            epochs.persist()?;
+        }
+        let mut producers = Producers {
+            table: ProducerStateTable::default(),
+            snapshots,
+        };
+        remove_snapshots_past(dir, &mut producers.snapshots, log_end);
+        if size == 0 {
+            // No batches, so no producers.
+            producers.table.mark_loaded();
+        }
         Ok(Partition {
             dir: dir.to_path_buf(),
             config,
             topic_config,
             segments: RwLock::new(segments),
-            append_lock: Mutex::new(()),
+            append_lock: Mutex::new(AppendState {
+                leader_epoch: epochs.latest_epoch().unwrap_or(0),
+                epoch_pending: false,
+                epoch_set: false,
+            }),
             log_end: watch::Sender::new(log_end),
+            high_watermark: watch::Sender::new(log_end),
+            replicated: AtomicBool::new(false),
             log_start_offset: AtomicI64::new(log_start_offset),
-            total_size,
-            producers: Mutex::new(ProducerStateTable::default()),
+            shared,
+            producers: Mutex::new(producers),
+            epochs: Mutex::new(epochs),
+            durable: Mutex::new(Durable {
+                through: log_end,
+                syncing: false,
+                generation: 0,
+            }),
+            durable_changed: Condvar::new(),
+            recovery: report,
         })
     }
 
+    /// What opening this partition found.
+    pub fn recovery(&self) -> RecoveryReport {
+        self.recovery
+    }
+
+    /// The offset the next appended batch gets (LEO).
     pub fn log_end_offset(&self) -> i64 {
         *self.log_end.borrow()
     }
 
+    /// The offset below which batches are committed and served to
+    /// consumers: the log end offset unless the partition is replicated.
     pub fn high_watermark(&self) -> i64 {
-        self.log_end_offset()
+        if self.replicated.load(Ordering::Acquire) {
+            *self.high_watermark.borrow()
+        } else {
+            self.log_end_offset()
+        }
     }
 
     pub fn log_start_offset(&self) -> i64 {
@@ -175,8 +342,20 @@ impl Partition {
         &self.topic_config
     }
 
-    /// A receiver that changes whenever records are appended.
+    /// A receiver that changes whenever the high watermark moves (on
+    /// every append while the partition is not replicated), for
+    /// long-polling consumer fetches.
     pub fn subscribe(&self) -> watch::Receiver<i64> {
+        if self.replicated.load(Ordering::Acquire) {
+            self.high_watermark.subscribe()
+        } else {
+            self.log_end.subscribe()
+        }
+    }
+
+    /// A receiver that changes on every append (and truncation), for
+    /// followers and acks=all waiters.
+    pub fn subscribe_log_end(&self) -> watch::Receiver<i64> {
         self.log_end.subscribe()
     }
 
@@ -199,111 +378,300 @@ impl Partition {
             .clone()
     }
 
-    /// Validates the batches in `records`, assigns them offsets and appends
-    /// them, rolling to a new segment by size (segment.bytes) or age
-    /// (segment.ms). Nothing is written when any batch is invalid.
+    /// The fsync policy in force: the topic's override or the broker's.
+    pub fn fsync_policy(&self) -> FsyncPolicy {
+        let config = *self.topic_config.read().expect("topic config lock");
+        config.fsync_policy(self.config.fsync)
+    }
+
+    /// Validates the batches in `records`, assigns them offsets, stamps
+    /// them with the leader epoch and appends them, rolling to a new
+    /// segment by size (segment.bytes) or age (segment.ms). Nothing is
+    /// written when any batch is invalid. With the `Batch` fsync policy it
+    /// returns once the batches are on disk.
     pub fn append(&self, records: &[u8]) -> Result<Appended> {
         let mut batches = split_and_validate(records)?;
         let mut chunk = records.to_vec();
-        let _appending = self.append_lock.lock().expect("append lock");
-        let mut producers = self.producers.lock().expect("producers lock");
-        if let Verdict::Duplicate(appended) =
-            self.check_producers(&mut producers, records, &batches)?
-        {
-            return Ok(appended);
-        }
-        let base_offset = self.log_end_offset();
-        let mut next = base_offset;
-        let mut max_timestamp = -1;
-        for (at, header) in batches.iter_mut() {
-            set_base_offset(&mut chunk[*at..], next);
-            header.base_offset = next;
-            next = header.next_offset();
-            max_timestamp = max_timestamp.max(header.max_timestamp);
-        }
-        let (segment_bytes, segment_ms) = {
-            let config = self.topic_config.read().expect("topic config lock");
-            // Index positions are u32: a segment never passes 4 GiB.
-            (config.segment_bytes.min(u32::MAX as u64), config.segment_ms)
-        };
-        let mut active = self.active();
-        if active.size() > 0
-            && (active.size() + chunk.len() as u64 > segment_bytes
-                || active.is_older_than(segment_ms, max_timestamp, now_ms()))
-        {
-            active.seal()?;
-            active = Arc::new(Segment::create(
-                &self.dir,
+        let (appended, policy, active) = {
+            let mut state = self.append_lock.lock().expect("append lock");
+            let mut producers = self.producers.lock().expect("producers lock");
+            let config = *self.topic_config.read().expect("topic config lock");
+            let policy = config.fsync_policy(self.config.fsync);
+            if let Verdict::Duplicate(appended) =
+                self.check_producers(&mut producers, records, &batches)?
+            {
+                drop(producers);
+                drop(state);
+                if policy == FsyncPolicy::Batch {
+                    self.sync_through(appended.last_offset + 1)?;
+                }
+                return Ok(appended);
+            }
+            let base_offset = self.log_end_offset();
+            let mut next = base_offset;
+            let mut max_timestamp = -1;
+            for (at, header) in batches.iter_mut() {
+                set_base_offset(&mut chunk[*at..], next);
+                set_leader_epoch(&mut chunk[*at..], state.leader_epoch);
+                header.base_offset = next;
+                header.leader_epoch = state.leader_epoch;
+                next = header.next_offset();
+                max_timestamp = max_timestamp.max(header.max_timestamp);
+            }
+            if state.epoch_pending {
+                self.record_epochs(&[(state.leader_epoch, base_offset)])?;
+                state.epoch_pending = false;
+            }
+            let active = self.roll_if_due(
+                &mut producers,
+                &config,
+                chunk.len() as u64,
+                max_timestamp,
                 base_offset,
-                self.config.index_interval,
-                self.config.files.clone(),
-            )?);
-            self.segments
-                .write()
-                .expect("segments lock")
-                .insert(base_offset, active.clone());
+            )?;
+            active.append(&chunk, &batches)?;
+            self.shared.clean.note_change();
+            self.shared
+                .total_size
+                .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            self.log_end.send_replace(next);
+            if producers.table.is_loaded() {
+                producers
+                    .table
+                    .record_appended(&producer_state::with_bytes(&chunk, &batches));
+            }
+            let appended = Appended {
+                base_offset,
+                last_offset: next - 1,
+            };
+            (appended, policy, active)
+        };
+        self.after_append(policy, &active, appended.last_offset + 1)?;
+        Ok(appended)
+    }
+
+    /// Rolls to a new segment at `base_offset` when the active one is full
+    /// by size or age for a chunk of `incoming` bytes, snapshotting the
+    /// producer state there. Returns the segment to append to.
+    fn roll_if_due(
+        &self,
+        producers: &mut Producers,
+        config: &TopicConfig,
+        incoming: u64,
+        max_timestamp: i64,
+        base_offset: i64,
+    ) -> Result<Arc<Segment>> {
+        // Index positions are u32: a segment never passes 4 GiB.
+        let segment_bytes = config.segment_bytes.min(u32::MAX as u64);
+        let active = self.active();
+        if active.size() == 0
+            || (active.size() + incoming <= segment_bytes
+                && !active.is_older_than(config.segment_ms, max_timestamp, now_ms()))
+        {
+            return Ok(active);
         }
-        active.append(&chunk, &batches)?;
-        match self.config.fsync {
-            FsyncPolicy::None => {}
+        active.seal()?;
+        if let Err(e) = self.snapshot_producers(producers) {
+            tracing::warn!(dir = %self.dir.display(), error = %e, "could not snapshot producer state");
         }
-        self.total_size
-            .fetch_add(chunk.len() as u64, Ordering::Relaxed);
-        self.log_end.send_replace(next);
-        producers.record_appended(&producer_state::with_bytes(&chunk, &batches));
-        Ok(Appended {
+        let rolled = Arc::new(Segment::create(
+            &self.dir,
             base_offset,
-            last_offset: next - 1,
-        })
+            self.config.index_interval,
+            self.config.files.clone(),
+        )?);
+        self.segments
+            .write()
+            .expect("segments lock")
+            .insert(base_offset, rolled.clone());
+        Ok(rolled)
+    }
+
+    /// What the fsync policy asks of an append that wrote up to `next`
+    /// into `active`: nothing, a (group) sync, or a place in the interval
+    /// flusher's queue.
+    fn after_append(&self, policy: FsyncPolicy, active: &Arc<Segment>, next: i64) -> Result<()> {
+        match policy {
+            FsyncPolicy::None => Ok(()),
+            FsyncPolicy::Batch => self.sync_through(next),
+            FsyncPolicy::Interval(every) => {
+                // An interval too long to represent means never.
+                if let Some(at) = std::time::Instant::now().checked_add(every) {
+                    if active.mark_queued() {
+                        self.shared.flush_queue.push(at, active.clone());
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Returns once every offset below `next` is on disk. One caller at a
+    /// time syncs, everything written so far; callers whose offsets that
+    /// sync covered return without syncing (group commit).
+    pub fn sync_through(&self, next: i64) -> Result<()> {
+        let mut durable = self.durable.lock().expect("durable lock");
+        loop {
+            if durable.through >= next {
+                return Ok(());
+            }
+            if !durable.syncing {
+                break;
+            }
+            durable = self.durable_changed.wait(durable).expect("durable lock");
+        }
+        durable.syncing = true;
+        let (from, generation) = (durable.through, durable.generation);
+        drop(durable);
+        let target = self.log_end_offset();
+        let result = self.sync_segments_from(from);
+        let mut durable = self.durable.lock().expect("durable lock");
+        durable.syncing = false;
+        if result.is_ok() && durable.generation == generation {
+            durable.through = durable.through.max(target);
+        }
+        self.durable_changed.notify_all();
+        result
+    }
+
+    /// Syncs the segments that may hold offsets at or after `from`.
+    fn sync_segments_from(&self, from: i64) -> Result<()> {
+        let segments: Vec<Arc<Segment>> = {
+            let segments = self.segments.read().expect("segments lock");
+            let first = segments
+                .range(..=from)
+                .next_back()
+                .map_or(i64::MIN, |(base, _)| *base);
+            segments.range(first..).map(|(_, s)| s.clone()).collect()
+        };
+        for segment in segments {
+            segment.sync(&self.config.stats)?;
+        }
+        Ok(())
     }
 
     /// Idempotence checks for one payload (see `producer_state`), first
-    /// rebuilding the state from the last segment if this is the first
-    /// producer id since the partition was opened.
+    /// loading the state if this is the first idempotent batch since the
+    /// partition was opened.
     fn check_producers(
         &self,
-        producers: &mut ProducerStateTable,
+        producers: &mut Producers,
         records: &[u8],
-        batches: &[(usize, super::batch::BatchHeader)],
+        batches: &[(usize, BatchHeader)],
     ) -> Result<Verdict> {
         let batches = producer_state::with_bytes(records, batches);
-        if !producers.is_loaded() && producer_state::any_idempotent(&batches) {
-            let start = self.active().base_offset();
-            producer_state::rebuild(producers, start, self.log_end_offset(), |offset| {
-                Ok(self.read(offset, 1 << 20, true)?.records)
-            })?;
+        if !producers.table.is_loaded() && producer_state::any_idempotent(&batches) {
+            self.load_producers(producers)?;
         }
-        producers.check(&batches)
+        producers.table.check(&batches)
     }
 
-    /// Whole batches from `offset`, up to `max_bytes` (see `Segment::read`).
+    /// Loads the producer state: the newest snapshot at or below the log
+    /// end (a damaged one is removed and the next older tried), then the
+    /// batches from there to the log end. Callers hold `append_lock`.
+    fn load_producers(&self, producers: &mut Producers) -> Result<()> {
+        if producers.table.is_loaded() {
+            return Ok(());
+        }
+        let log_end = self.log_end_offset();
+        let log_start = self.log_start_offset();
+        let mut table = ProducerStateTable::default();
+        let mut from = log_start;
+        let candidates: Vec<i64> = producers
+            .snapshots
+            .range(..=log_end)
+            .rev()
+            .copied()
+            .collect();
+        for offset in candidates {
+            let path = self.dir.join(snapshot_file_name(offset));
+            let loaded = std::fs::read(&path)
+                .ok()
+                .and_then(|bytes| ProducerStateTable::decode_snapshot(&bytes, offset));
+            if let Some(snapshot) = loaded {
+                table = snapshot;
+                from = offset.max(log_start);
+                break;
+            }
+            tracing::warn!(path = %path.display(), "removing an unreadable producer-state snapshot");
+            let _ = std::fs::remove_file(&path);
+            producers.snapshots.remove(&offset);
+        }
+        producer_state::rebuild(&mut table, from, log_end, |offset| {
+            self.read_range(offset, 1 << 20, true, log_end)
+        })?;
+        producers.table = table;
+        Ok(())
+    }
+
+    /// Writes the producer state as a snapshot at the log end (loading it
+    /// first if need be), unless one is there already, and removes the
+    /// older snapshots inside the active segment (those at segment bases
+    /// stay, for truncation). Callers hold `append_lock`.
+    fn snapshot_producers(&self, producers: &mut Producers) -> Result<()> {
+        let log_end = self.log_end_offset();
+        if producers.snapshots.contains(&log_end) {
+            return Ok(());
+        }
+        self.load_producers(producers)?;
+        let bytes = producers.table.encode_snapshot(log_end);
+        write_replacing(&self.dir.join(snapshot_file_name(log_end)), &bytes)?;
+        producers.snapshots.insert(log_end);
+        let active_base = self.active().base_offset();
+        let superseded: Vec<i64> = producers
+            .snapshots
+            .range((Bound::Excluded(active_base), Bound::Excluded(log_end)))
+            .copied()
+            .collect();
+        for offset in superseded {
+            let _ = std::fs::remove_file(self.dir.join(snapshot_file_name(offset)));
+            producers.snapshots.remove(&offset);
+        }
+        Ok(())
+    }
+
+    /// Whole batches from `offset`, up to `max_bytes` (see
+    /// `Segment::read`), for consumers: only batches wholly below the high
+    /// watermark. An offset past the log end or below the log start is
+    /// OFFSET_OUT_OF_RANGE; one between the high watermark and the log end
+    /// reads nothing (as Kafka does).
     pub fn read(&self, offset: i64, max_bytes: usize, min_one: bool) -> Result<PartitionRead> {
         let high_watermark = self.high_watermark();
+        let log_end = self.log_end_offset();
         let log_start_offset = self.log_start_offset();
         let mut read = PartitionRead {
             records: Bytes::new(),
             high_watermark,
             log_start_offset,
         };
-        if offset < log_start_offset || offset > high_watermark {
-            return Err(Error::kafka(
-                ResponseError::OffsetOutOfRange,
-                format!("offset {offset} outside [{log_start_offset}, {high_watermark}]"),
-            ));
+        if offset < log_start_offset || offset > log_end {
+            return Err(out_of_range(offset, log_start_offset, log_end));
         }
-        if offset == high_watermark {
+        if offset >= high_watermark {
             return Ok(read);
         }
+        read.records = self.read_range(offset, max_bytes, min_one, high_watermark)?;
+        Ok(read)
+    }
+
+    /// Whole batches from `offset` below `end_offset`, crossing to the
+    /// next segment when one has nothing from `offset`.
+    fn read_range(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one: bool,
+        end_offset: i64,
+    ) -> Result<Bytes> {
         let mut segment = self.segment_for(offset);
         while let Some(current) = segment {
-            let records = current.read(offset, max_bytes, min_one)?;
+            let records = current.read_below(offset, max_bytes, min_one, end_offset)?;
             if !records.is_empty() {
-                read.records = records;
-                break;
+                return Ok(records);
             }
             segment = self.segment_after(current.base_offset());
         }
-        Ok(read)
+        Ok(Bytes::new())
     }
 
     fn segment_for(&self, offset: i64) -> Option<Arc<Segment>> {
@@ -344,8 +712,9 @@ impl Partition {
 
     /// Deletes whole sealed segments past retention.ms (by their largest
     /// timestamp, against `now_ms`) or beyond retention.bytes, oldest first,
-    /// never the active one, and moves the log start offset forward.
-    /// Returns how many segments went.
+    /// never the active one, and moves the log start offset forward
+    /// (removing producer-state snapshots below it). Returns how many
+    /// segments went.
     pub fn enforce_retention(&self, now_ms: i64) -> Result<usize> {
         let (retention_ms, retention_bytes) = {
             let config = self.topic_config.read().expect("topic config lock");
@@ -369,8 +738,19 @@ impl Partition {
             doomed
         };
         for segment in &doomed {
-            self.total_size.fetch_sub(segment.size(), Ordering::Relaxed);
+            self.shared
+                .total_size
+                .fetch_sub(segment.size(), Ordering::Relaxed);
             segment.delete()?;
+        }
+        if !doomed.is_empty() {
+            let log_start = self.log_start_offset();
+            let mut producers = self.producers.lock().expect("producers lock");
+            let below: Vec<i64> = producers.snapshots.range(..log_start).copied().collect();
+            for offset in below {
+                let _ = std::fs::remove_file(self.dir.join(snapshot_file_name(offset)));
+                producers.snapshots.remove(&offset);
+            }
         }
         Ok(doomed.len())
     }
@@ -389,10 +769,58 @@ impl Partition {
             .collect()
     }
 
-    /// Forces written bytes to disk.
-    pub fn flush(&self) -> Result<()> {
-        self.active().sync()
+    /// Offsets of the producer-state snapshots on disk, oldest first.
+    pub fn producer_snapshot_offsets(&self) -> Vec<i64> {
+        let producers = self.producers.lock().expect("producers lock");
+        producers.snapshots.iter().copied().collect()
     }
+
+    /// Everything a clean restart trusts, on disk: written bytes of every
+    /// segment (fdatasync), the active segment's indexes, and a
+    /// producer-state snapshot at the log end (when the state is loaded).
+    pub fn flush(&self) -> Result<()> {
+        let _appending = self.append_lock.lock().expect("append lock");
+        let segments: Vec<Arc<Segment>> = self
+            .segments
+            .read()
+            .expect("segments lock")
+            .values()
+            .cloned()
+            .collect();
+        for segment in &segments {
+            segment.sync(&self.config.stats)?;
+        }
+        self.active().write_indexes()?;
+        let mut producers = self.producers.lock().expect("producers lock");
+        if producers.table.is_loaded() && self.log_end_offset() > self.log_start_offset() {
+            self.snapshot_producers(&mut producers)?;
+        }
+        Ok(())
+    }
+}
+
+/// Removes snapshot files (and their entries) above `log_end`.
+fn remove_snapshots_past(dir: &Path, snapshots: &mut BTreeSet<i64>, log_end: i64) {
+    let past: Vec<i64> = snapshots
+        .range((Bound::Excluded(log_end), Bound::Unbounded))
+        .copied()
+        .collect();
+    for offset in past {
+        let path = dir.join(snapshot_file_name(offset));
+        if let Err(e) = std::fs::remove_file(&path) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!(path = %path.display(), error = %e, "could not remove a producer-state snapshot");
+            }
+        }
+        snapshots.remove(&offset);
+    }
+}
+
+fn out_of_range(offset: i64, log_start: i64, log_end: i64) -> Error {
+    Error::kafka(
+        ResponseError::OffsetOutOfRange,
+        format!("offset {offset} outside [{log_start}, {log_end}]"),
+    )
 }
 
 #[cfg(test)]
@@ -624,5 +1052,300 @@ mod tests {
         let partition = open(dir.path(), one.len() as u64);
         assert_eq!(partition.log_start_offset(), 2);
         assert_eq!(partition.high_watermark(), 3);
+    }
+
+    fn open_fsync(dir: &Path, fsync: FsyncPolicy, topic_config: TopicConfig) -> Partition {
+        Partition::open(
+            dir,
+            LogConfig {
+                fsync,
+                ..LogConfig::default()
+            },
+            Arc::new(RwLock::new(topic_config)),
+            Arc::new(AtomicU64::new(0)),
+        )
+        .unwrap()
+    }
+
+    fn fsyncs(partition: &Partition) -> u64 {
+        partition.config.stats.fsyncs.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn no_fsync_policy_never_syncs_on_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(dir.path(), FsyncPolicy::None, TopicConfig::default());
+        for _ in 0..5 {
+            partition.append(&batch(2, 10)).unwrap();
+        }
+        assert_eq!(fsyncs(&partition), 0);
+        assert!(partition.shared.flush_queue.is_empty());
+        assert!(partition.active().is_unsynced());
+    }
+
+    #[test]
+    fn batch_policy_syncs_before_append_returns() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
+        partition.append(&batch(2, 10)).unwrap();
+        assert_eq!(fsyncs(&partition), 1);
+        assert!(!partition.active().is_unsynced());
+        partition.append(&batch(2, 10)).unwrap();
+        assert_eq!(fsyncs(&partition), 2);
+        let stats = &partition.config.stats;
+        assert!(
+            stats.fsync_micros_max.load(Ordering::Relaxed)
+                <= stats.fsync_micros_total.load(Ordering::Relaxed)
+        );
+        // Offsets already on disk need no sync.
+        partition.sync_through(4).unwrap();
+        assert_eq!(fsyncs(&partition), 2);
+    }
+
+    #[test]
+    fn concurrent_appenders_share_one_fsync() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
+        let one = batch(1, 10);
+        let active = partition.active();
+        std::thread::scope(|scope| {
+            let held = active.hold_sync();
+            let appenders: Vec<_> = (0..4)
+                .map(|_| scope.spawn(|| partition.append(&one).unwrap()))
+                .collect();
+            // Every appender has written; the first one waits in fdatasync,
+            // the others wait for it.
+            while partition.log_end_offset() < 4 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            drop(held);
+            for appender in appenders {
+                appender.join().unwrap();
+            }
+        });
+        assert_eq!(fsyncs(&partition), 1);
+        assert!(partition.durable.lock().unwrap().through >= 4);
+    }
+
+    #[test]
+    fn a_retried_batch_under_batch_policy_is_acknowledged_once_durable() {
+        use super::super::producer_state::test_support::idempotent_batch;
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
+        let once = idempotent_batch(3, 0, 0, 2);
+        partition.append(&once).unwrap();
+        let dup = partition.append(&once).unwrap();
+        assert_eq!((dup.base_offset, dup.last_offset), (0, 1));
+        assert_eq!(partition.log_end_offset(), 2);
+        assert_eq!(fsyncs(&partition), 1);
+    }
+
+    #[test]
+    fn interval_policy_queues_a_dirty_segment_once_and_flushes_it_when_due() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(
+            dir.path(),
+            FsyncPolicy::Interval(std::time::Duration::from_millis(50)),
+            TopicConfig::default(),
+        );
+        for _ in 0..3 {
+            partition.append(&batch(1, 10)).unwrap();
+        }
+        assert_eq!(fsyncs(&partition), 0);
+        let queue = &partition.shared.flush_queue;
+        assert_eq!(queue.len(), 1);
+        let stats = &partition.config.stats;
+        let now = std::time::Instant::now();
+        assert_eq!(queue.flush_due(now, stats).unwrap(), 0);
+        let later = now + std::time::Duration::from_millis(60);
+        assert_eq!(queue.flush_due(later, stats).unwrap(), 1);
+        assert_eq!(fsyncs(&partition), 1);
+        assert!(queue.is_empty());
+        partition.append(&batch(1, 10)).unwrap();
+        assert_eq!(queue.len(), 1);
+    }
+
+    #[test]
+    fn topic_flush_configs_override_the_broker_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(
+            dir.path(),
+            FsyncPolicy::None,
+            TopicConfig {
+                flush_messages: Some(1),
+                ..TopicConfig::default()
+            },
+        );
+        partition.append(&batch(1, 10)).unwrap();
+        assert_eq!(fsyncs(&partition), 1);
+        {
+            let mut config = partition.topic_config().write().unwrap();
+            config.flush_messages = None;
+            config.flush_ms = Some(0);
+        }
+        assert_eq!(
+            partition.fsync_policy(),
+            FsyncPolicy::Interval(std::time::Duration::ZERO)
+        );
+        partition.append(&batch(1, 10)).unwrap();
+        assert_eq!(fsyncs(&partition), 1);
+        let queue = &partition.shared.flush_queue;
+        let stats = &partition.config.stats;
+        assert_eq!(
+            queue.flush_due(std::time::Instant::now(), stats).unwrap(),
+            1
+        );
+        assert_eq!(fsyncs(&partition), 2);
+    }
+
+    #[test]
+    fn a_producer_whose_batches_are_only_in_an_older_segment_survives_a_crash() {
+        use super::super::producer_state::test_support::idempotent_batch;
+        let dir = tempfile::tempdir().unwrap();
+        let filler = batch(1, 200);
+        let segment_bytes = filler.len() as u64 * 2;
+        let once = idempotent_batch(7, 0, 0, 3);
+        {
+            let partition = open(dir.path(), segment_bytes);
+            assert_eq!(partition.append(&once).unwrap().base_offset, 0);
+            for _ in 0..6 {
+                partition.append(&filler).unwrap();
+            }
+            assert!(partition.segment_count() >= 3);
+            assert!(!partition.producer_snapshot_offsets().is_empty());
+            // Dropped without a flush: as after a crash.
+        }
+        let partition = open(dir.path(), segment_bytes);
+        let active_base = *partition.segment_base_offsets().last().unwrap();
+        assert!(
+            active_base > 2,
+            "the producer's batch is not in the last segment"
+        );
+        let dup = partition.append(&once).unwrap();
+        assert_eq!((dup.base_offset, dup.last_offset), (0, 2));
+        assert_eq!(partition.log_end_offset(), 9);
+        let gap = partition.append(&idempotent_batch(7, 0, 5, 1)).unwrap_err();
+        assert_eq!(gap.code(), ResponseError::OutOfOrderSequenceNumber.code());
+        assert_eq!(
+            partition
+                .append(&idempotent_batch(7, 0, 3, 1))
+                .unwrap()
+                .base_offset,
+            9
+        );
+    }
+
+    #[test]
+    fn producer_state_comes_from_the_snapshot_once_its_batches_left_the_log() {
+        use super::super::producer_state::test_support::idempotent_batch;
+        let dir = tempfile::tempdir().unwrap();
+        let filler = batch(1, 200);
+        let segment_bytes = filler.len() as u64;
+        let once = idempotent_batch(8, 0, 0, 1);
+        {
+            let partition = open(dir.path(), segment_bytes);
+            partition.append(&once).unwrap();
+            for _ in 0..3 {
+                partition.append(&filler).unwrap();
+            }
+            partition.topic_config().write().unwrap().retention_bytes = Some(0);
+            partition.enforce_retention(0).unwrap();
+            assert_eq!(partition.log_start_offset(), 3);
+        }
+        // No batch of producer 8 is left to replay; the snapshot at 3 has it.
+        let partition = open(dir.path(), segment_bytes);
+        let dup = partition.append(&once).unwrap();
+        assert_eq!((dup.base_offset, dup.last_offset), (0, 0));
+        assert_eq!(partition.log_end_offset(), 4);
+    }
+
+    #[test]
+    fn a_flush_snapshots_producers_at_the_log_end_and_reopen_needs_no_replay() {
+        use super::super::producer_state::test_support::idempotent_batch;
+        let dir = tempfile::tempdir().unwrap();
+        let once = idempotent_batch(9, 2, 0, 2);
+        {
+            let partition = open(dir.path(), 1 << 30);
+            partition.append(&batch(3, 10)).unwrap();
+            partition.append(&once).unwrap();
+            partition.flush().unwrap();
+            assert_eq!(partition.producer_snapshot_offsets(), vec![5]);
+        }
+        let partition = open(dir.path(), 1 << 30);
+        let dup = partition.append(&once).unwrap();
+        assert_eq!((dup.base_offset, dup.last_offset), (3, 4));
+        let stale = partition.append(&idempotent_batch(9, 1, 0, 1)).unwrap_err();
+        assert_eq!(stale.code(), ResponseError::InvalidProducerEpoch.code());
+    }
+
+    #[test]
+    fn snapshots_past_the_log_end_are_removed_on_open_and_damaged_ones_skipped() {
+        use super::super::producer_state::test_support::idempotent_batch;
+        let dir = tempfile::tempdir().unwrap();
+        let once = idempotent_batch(4, 0, 0, 1);
+        {
+            let partition = open(dir.path(), 1 << 30);
+            partition.append(&once).unwrap();
+            partition.append(&batch(1, 10)).unwrap();
+            partition.flush().unwrap();
+        }
+        std::fs::write(dir.path().join(snapshot_file_name(50)), b"from the future").unwrap();
+        std::fs::write(dir.path().join(snapshot_file_name(1)), b"damaged").unwrap();
+        let partition = open(dir.path(), 1 << 30);
+        assert_eq!(partition.producer_snapshot_offsets(), vec![1, 2]);
+        assert!(!dir.path().join(snapshot_file_name(50)).exists());
+        assert_eq!(partition.append(&once).unwrap().base_offset, 0);
+        std::fs::remove_file(dir.path().join(snapshot_file_name(2))).unwrap();
+        drop(partition);
+        // With only the damaged one left, it is removed and the log replayed.
+        let partition = open(dir.path(), 1 << 30);
+        assert_eq!(partition.append(&once).unwrap().base_offset, 0);
+        assert_eq!(partition.producer_snapshot_offsets(), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn a_new_snapshot_replaces_older_ones_inside_the_active_segment() {
+        let dir = tempfile::tempdir().unwrap();
+        let one = batch(1, 200);
+        let partition = open(dir.path(), one.len() as u64 * 4);
+        for _ in 0..5 {
+            partition.append(&one).unwrap();
+            partition.flush().unwrap();
+        }
+        // Rolled at 4 (kept), flushed at 1, 2, 3 (replaced), 4 and 5.
+        assert_eq!(partition.producer_snapshot_offsets(), vec![4, 5]);
+        assert!(!dir.path().join(snapshot_file_name(3)).exists());
+    }
+
+    #[test]
+    fn retention_removes_snapshots_below_the_log_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let one = batch(1, 200);
+        let partition = open(dir.path(), one.len() as u64);
+        for _ in 0..4 {
+            partition.append(&one).unwrap();
+        }
+        assert_eq!(partition.producer_snapshot_offsets(), vec![1, 2, 3]);
+        partition.topic_config().write().unwrap().retention_bytes = Some(0);
+        partition.enforce_retention(0).unwrap();
+        assert_eq!(partition.log_start_offset(), 3);
+        assert_eq!(partition.producer_snapshot_offsets(), vec![3]);
+        assert!(!dir.path().join(snapshot_file_name(1)).exists());
+    }
+
+    #[test]
+    fn batches_are_stamped_with_leader_epoch_zero_by_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open(dir.path(), 1 << 30);
+        let mut sent = batch(2, 10);
+        super::super::batch::set_leader_epoch(&mut sent, -1);
+        partition.append(&sent).unwrap();
+        let read = partition.read(0, 1 << 20, true).unwrap();
+        assert_eq!(
+            split_and_validate(&read.records).unwrap()[0].1.leader_epoch,
+            0
+        );
+        assert_eq!(partition.latest_epoch(), None);
     }
 }

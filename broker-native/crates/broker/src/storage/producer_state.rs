@@ -5,15 +5,34 @@
 //!
 //! The rules follow Kafka 2.5+ (KIP-360): a producer the partition has no
 //! state for may start at any sequence, so UNKNOWN_PRODUCER_ID is never
-//! returned. The state is not persisted; it is rebuilt from the batch
-//! headers of the last segment the first time an idempotent batch arrives
-//! after the partition was opened (see `Partition::append`).
+//! returned.
+//!
+//! The state is snapshotted to `<offset, 20 digits>.snapshot` in the
+//! partition directory at every segment roll and at a clean shutdown; a
+//! snapshot holds the state after every batch below its offset. After the
+//! partition is opened, the state is loaded on first need from the newest
+//! snapshot at or below the log end, then the batches from its offset to
+//! the log end are replayed (see `Partition::append`).
+//!
+//! Snapshot format: `KBPS`, version 1 (u8), CRC-32C (u32) of the rest,
+//! the offset (i64), the producer count (u32), then per producer its id
+//! (i64), epoch (i16), batch count (u8) and per batch its first and last
+//! sequence (i32) and first and last offset (i64), all big-endian.
 
 use super::batch::{BatchHeader, HEADER_SIZE};
 use super::partition::Appended;
 use crate::error::{Error, Result};
 use kafka_protocol::ResponseError;
 use std::collections::{HashMap, VecDeque};
+
+const SNAPSHOT_MAGIC: &[u8; 4] = b"KBPS";
+const SNAPSHOT_VERSION: u8 = 1;
+/// Magic, version and CRC.
+const SNAPSHOT_PREFIX: usize = 9;
+
+pub fn snapshot_file_name(offset: i64) -> String {
+    format!("{offset:020}.snapshot")
+}
 
 /// Kafka keeps this many batches per producer for duplicate detection, and
 /// the Java producer allows at most this many in flight with idempotence.
@@ -227,6 +246,108 @@ impl ProducerStateTable {
     pub fn producer_count(&self) -> usize {
         self.producers.len()
     }
+
+    /// Forgets everything, to be loaded again (after a truncation).
+    pub fn reset(&mut self) {
+        self.producers.clear();
+        self.loaded = false;
+    }
+
+    /// Marks an empty table as loaded (a partition without batches).
+    pub fn mark_loaded(&mut self) {
+        self.loaded = true;
+    }
+
+    /// The snapshot file's bytes for this state, valid up to `offset`.
+    pub fn encode_snapshot(&self, offset: i64) -> Vec<u8> {
+        let mut body = Vec::with_capacity(12 + self.producers.len() * (11 + 24 * BATCHES_KEPT));
+        body.extend_from_slice(&offset.to_be_bytes());
+        body.extend_from_slice(&(self.producers.len() as u32).to_be_bytes());
+        let mut ids: Vec<&i64> = self.producers.keys().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let entry = &self.producers[id];
+            body.extend_from_slice(&id.to_be_bytes());
+            body.extend_from_slice(&entry.epoch.to_be_bytes());
+            body.push(entry.batches.len() as u8);
+            for b in &entry.batches {
+                body.extend_from_slice(&b.first_seq.to_be_bytes());
+                body.extend_from_slice(&b.last_seq.to_be_bytes());
+                body.extend_from_slice(&b.first_offset.to_be_bytes());
+                body.extend_from_slice(&b.last_offset.to_be_bytes());
+            }
+        }
+        let mut out = Vec::with_capacity(SNAPSHOT_PREFIX + body.len());
+        out.extend_from_slice(SNAPSHOT_MAGIC);
+        out.push(SNAPSHOT_VERSION);
+        out.extend_from_slice(&crc32c::crc32c(&body).to_be_bytes());
+        out.extend_from_slice(&body);
+        out
+    }
+
+    /// Reads a snapshot written by `encode_snapshot` for `offset`; None
+    /// when it is torn, corrupt, or for another offset. The table is not
+    /// marked loaded (batches after the snapshot are still to be replayed).
+    pub fn decode_snapshot(bytes: &[u8], offset: i64) -> Option<ProducerStateTable> {
+        if bytes.len() < SNAPSHOT_PREFIX
+            || &bytes[..4] != SNAPSHOT_MAGIC
+            || bytes[4] != SNAPSHOT_VERSION
+        {
+            return None;
+        }
+        let body = &bytes[SNAPSHOT_PREFIX..];
+        if u32::from_be_bytes(bytes[5..9].try_into().ok()?) != crc32c::crc32c(body) {
+            return None;
+        }
+        let mut r = Reader(body);
+        if r.i64()? != offset {
+            return None;
+        }
+        let count = r.u32()? as usize;
+        let mut table = ProducerStateTable::default();
+        for _ in 0..count {
+            let id = r.i64()?;
+            let epoch = r.i16()?;
+            let n = r.u8()? as usize;
+            let mut batches = VecDeque::with_capacity(n);
+            for _ in 0..n {
+                batches.push_back(BatchMeta {
+                    first_seq: r.i32()?,
+                    last_seq: r.i32()?,
+                    first_offset: r.i64()?,
+                    last_offset: r.i64()?,
+                });
+            }
+            table.producers.insert(id, ProducerEntry { epoch, batches });
+        }
+        r.0.is_empty().then_some(table)
+    }
+}
+
+/// Big-endian reads from the front of a slice.
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let (head, rest) = self.0.split_first_chunk::<N>()?;
+        self.0 = rest;
+        Some(*head)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        self.take::<1>().map(|b| b[0])
+    }
+    fn i16(&mut self) -> Option<i16> {
+        self.take().map(i16::from_be_bytes)
+    }
+    fn i32(&mut self) -> Option<i32> {
+        self.take().map(i32::from_be_bytes)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take().map(u32::from_be_bytes)
+    }
+    fn i64(&mut self) -> Option<i64> {
+        self.take().map(i64::from_be_bytes)
+    }
 }
 
 /// Pairs each batch header with its bytes in `records`.
@@ -437,6 +558,39 @@ mod tests {
         assert!(in_sequence(i32::MAX, 0));
         assert!(in_sequence(4, 5));
         assert!(!in_sequence(4, 6));
+    }
+
+    #[test]
+    fn a_snapshot_round_trips_and_a_damaged_one_is_refused() {
+        let mut table = ProducerStateTable::default();
+        append(&mut table, &idempotent_batch(1, 0, 0, 3), 10);
+        append(&mut table, &idempotent_batch(1, 0, 3, 2), 13);
+        append(&mut table, &idempotent_batch(2, 4, 0, 1), 15);
+        let bytes = table.encode_snapshot(16);
+        let loaded = ProducerStateTable::decode_snapshot(&bytes, 16).unwrap();
+        assert!(!loaded.is_loaded());
+        assert_eq!(loaded.producer_count(), 2);
+        assert_eq!(
+            check(&loaded, &idempotent_batch(1, 0, 0, 3)).unwrap(),
+            Verdict::Duplicate(Appended {
+                base_offset: 10,
+                last_offset: 12
+            })
+        );
+        let err = check(&loaded, &idempotent_batch(2, 3, 1, 1)).unwrap_err();
+        assert_eq!(err.code(), ResponseError::InvalidProducerEpoch.code());
+        assert!(ProducerStateTable::decode_snapshot(&bytes, 17).is_none());
+        assert!(ProducerStateTable::decode_snapshot(&bytes[..bytes.len() - 1], 16).is_none());
+        let mut flipped = bytes.clone();
+        flipped[20] ^= 1;
+        assert!(ProducerStateTable::decode_snapshot(&flipped, 16).is_none());
+        let empty = ProducerStateTable::default().encode_snapshot(0);
+        assert_eq!(
+            ProducerStateTable::decode_snapshot(&empty, 0)
+                .unwrap()
+                .producer_count(),
+            0
+        );
     }
 
     #[test]

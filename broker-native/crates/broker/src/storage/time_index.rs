@@ -15,7 +15,7 @@ pub struct TimeEntry {
     pub relative_offset: u32,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct TimeIndex {
     entries: Vec<TimeEntry>,
 }
@@ -80,13 +80,27 @@ impl TimeIndex {
         &self.entries
     }
 
-    pub fn write(&self, path: &Path) -> Result<()> {
+    /// Drops the entries that name an offset at or after
+    /// `relative_offset` (the log was truncated there).
+    pub fn truncate_to_offset(&mut self, relative_offset: u32) {
+        let keep = self
+            .entries
+            .partition_point(|e| e.relative_offset < relative_offset);
+        self.entries.truncate(keep);
+    }
+
+    /// The file's bytes.
+    pub fn encode(&self) -> Vec<u8> {
         let mut bytes = Vec::with_capacity(self.entries.len() * ENTRY_SIZE);
         for e in &self.entries {
             bytes.extend_from_slice(&e.timestamp.to_be_bytes());
             bytes.extend_from_slice(&e.relative_offset.to_be_bytes());
         }
-        write_replacing(path, &bytes)
+        bytes
+    }
+
+    pub fn write(&self, path: &Path) -> Result<()> {
+        write_replacing(path, &self.encode())
     }
 
     /// The last entry of the file at `path` without loading the rest: the

@@ -142,11 +142,12 @@ impl Log {
         }
         let mut partitions = topic.partitions.clone();
         for p in current..count {
-            let partition = Partition::open(
+            let partition = Partition::open_in(
                 &self.dir.join(format!("{name}-{p}")),
                 self.config.clone(),
                 topic.config.clone(),
-                self.total_size.clone(),
+                self.shared.clone(),
+                false,
             )?;
             partitions.push(Arc::new(partition));
         }

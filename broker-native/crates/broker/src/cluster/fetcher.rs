@@ -1,0 +1,183 @@
+//! Follower replication: one task per leader node this node follows, which
+//! fetches every followed partition from it with the Kafka Fetch protocol
+//! (replica id set), appends what comes back as it was sent, and takes the
+//! leader's high watermark. A diverging epoch in a response (KIP-320's
+//! `last_fetched_epoch` check) makes the follower truncate its tail first.
+
+use super::node::ClusterNode;
+use super::replica::PartitionRole;
+use crate::error::Result;
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::{ApiKey, BrokerId, FetchRequest, FetchResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// The Fetch version followers send: the newest that still names topics
+/// rather than ids and carries `replica_id` in the body.
+const FETCH_VERSION: i16 = 12;
+const MAX_WAIT_MS: i32 = 500;
+const PARTITION_MAX_BYTES: i32 = 4 << 20;
+const RESPONSE_MAX_BYTES: i32 = 32 << 20;
+
+#[derive(Debug, Clone)]
+pub struct FollowTarget {
+    pub role: Arc<PartitionRole>,
+    pub epoch: i32,
+}
+
+/// Replicates from `leader` until `targets`' sender is dropped.
+pub async fn run(
+    node: Arc<ClusterNode>,
+    leader: i32,
+    mut targets: watch::Receiver<Vec<FollowTarget>>,
+) {
+    let mut backoff = Duration::from_millis(20);
+    loop {
+        node.wait_unpaused().await;
+        if targets.borrow_and_update().is_empty() {
+            if targets.changed().await.is_err() {
+                return;
+            }
+            continue;
+        }
+        let Some(address) = node.address_of(leader) else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        let client_id = format!("kbench-replica-{}", node.id);
+        let mut conn = match super::client::Connection::connect(
+            &address.host,
+            address.port,
+            client_id,
+        )
+        .await
+        {
+            Ok(conn) => conn,
+            Err(e) => {
+                tracing::debug!(leader, error = %e, "replica fetcher cannot connect");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_millis(500));
+                continue;
+            }
+        };
+        backoff = Duration::from_millis(20);
+        loop {
+            node.wait_unpaused().await;
+            let current = targets.borrow_and_update().clone();
+            if current.is_empty() {
+                break;
+            }
+            match fetch_once(&node, &mut conn, &current).await {
+                Ok(true) => {}
+                Ok(false) => tokio::time::sleep(Duration::from_millis(50)).await,
+                Err(e) => {
+                    tracing::debug!(leader, error = %e, "replica fetch failed; reconnecting");
+                    tokio::time::sleep(backoff).await;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// One fetch round trip. `Ok(false)` when the leader refused every
+/// partition (it is not, or no longer, the leader): back off until the
+/// metadata catches up.
+async fn fetch_once(
+    node: &ClusterNode,
+    conn: &mut super::client::Connection,
+    targets: &[FollowTarget],
+) -> Result<bool> {
+    let mut request = FetchRequest::default();
+    request.replica_id = BrokerId(node.id);
+    request.max_wait_ms = MAX_WAIT_MS;
+    request.min_bytes = 1;
+    request.max_bytes = RESPONSE_MAX_BYTES;
+    request.session_epoch = -1;
+    let mut topics: Vec<FetchTopic> = Vec::new();
+    for target in targets {
+        let partition = &target.role.partition;
+        let mut p = FetchPartition::default();
+        p.partition = target.role.index;
+        p.current_leader_epoch = target.epoch;
+        p.fetch_offset = partition.log_end_offset();
+        p.last_fetched_epoch = partition.latest_epoch().unwrap_or(-1);
+        p.log_start_offset = partition.log_start_offset();
+        p.partition_max_bytes = PARTITION_MAX_BYTES;
+        match topics.last_mut() {
+            Some(t) if t.topic.as_str() == target.role.topic => t.partitions.push(p),
+            _ => {
+                let mut t = FetchTopic::default();
+                t.topic = TopicName(StrBytes::from_string(target.role.topic.clone()));
+                t.partitions.push(p);
+                topics.push(t);
+            }
+        }
+    }
+    request.topics = topics;
+    let response: FetchResponse = tokio::time::timeout(
+        Duration::from_millis(MAX_WAIT_MS as u64 + 10_000),
+        conn.call(ApiKey::Fetch, FETCH_VERSION, &request),
+    )
+    .await
+    .map_err(|_| crate::error::Error::Io(std::io::ErrorKind::TimedOut.into()))??;
+    if response.error_code != 0 {
+        return Ok(false);
+    }
+    let mut any_ok = false;
+    for topic in response.responses {
+        for data in topic.partitions {
+            let Some(target) = targets.iter().find(|t| {
+                t.role.topic == topic.topic.as_str() && t.role.index == data.partition_index
+            }) else {
+                continue;
+            };
+            // Data for an epoch we no longer follow is dropped.
+            if target.role.role().1 != target.epoch {
+                continue;
+            }
+            let partition = &target.role.partition;
+            match ResponseError::try_from_code(data.error_code) {
+                None => {}
+                Some(ResponseError::OffsetOutOfRange) => {
+                    // Ahead of the leader without a divergence the epochs
+                    // could explain: fall back to our high watermark.
+                    let hw = partition.high_watermark();
+                    tracing::warn!(topic = %target.role.topic, partition = target.role.index, hw, "follower ahead of the leader; truncating to the high watermark");
+                    partition.truncate_to(hw)?;
+                    any_ok = true;
+                    continue;
+                }
+                Some(_) => continue,
+            }
+            any_ok = true;
+            if data.diverging_epoch.epoch >= 0 || data.diverging_epoch.end_offset >= 0 {
+                let (leader_epoch, leader_end) =
+                    (data.diverging_epoch.epoch, data.diverging_epoch.end_offset);
+                let (mine, my_end) = partition.end_offset_for_epoch(leader_epoch);
+                let to = if leader_end < 0 {
+                    0
+                } else if mine == leader_epoch {
+                    leader_end.min(my_end)
+                } else {
+                    leader_end.min(partition.log_end_offset())
+                };
+                tracing::info!(topic = %target.role.topic, partition = target.role.index, to, "follower truncating a diverging tail");
+                partition.truncate_to(to.max(partition.log_start_offset()))?;
+                continue;
+            }
+            if let Some(records) = data.records.as_ref().filter(|r| !r.is_empty()) {
+                partition.append_as_follower(records)?;
+                node.stats.replicated_bytes(records.len());
+            }
+            let hw = data.high_watermark.min(partition.log_end_offset());
+            if hw > partition.high_watermark() {
+                partition.set_high_watermark(hw);
+            }
+        }
+    }
+    Ok(any_ok)
+}

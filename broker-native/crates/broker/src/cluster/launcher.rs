@@ -1,0 +1,261 @@
+//! N cluster nodes in this process, each with its own port and data
+//! directory under one base directory, and the faults a scenario injects:
+//! kill, pause and restart a node.
+
+use super::node::{ClusterOptions, DEFAULT_REPLICA_LAG_MS, DEFAULT_SESSION_TIMEOUT_MS};
+use crate::broker::{start_with, BrokerHandle, BrokerParts};
+use crate::config::{BrokerConfig, FsyncPolicy};
+use crate::error::{Error, Result};
+use crate::stats::StatsSnapshot;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+#[derive(Debug, Clone)]
+pub struct ClusterSpec {
+    pub nodes: usize,
+    pub dir: PathBuf,
+    pub host: String,
+    /// Node i listens on base_port + i - 1; 0 picks free ports (kept across
+    /// restarts).
+    pub base_port: u16,
+    pub fsync: FsyncPolicy,
+    pub session_timeout_ms: i64,
+    pub replica_lag_ms: i64,
+    pub auto_create_topics: bool,
+}
+
+impl ClusterSpec {
+    pub fn new(nodes: usize, dir: impl Into<PathBuf>) -> ClusterSpec {
+        ClusterSpec {
+            nodes,
+            dir: dir.into(),
+            host: "127.0.0.1".into(),
+            base_port: 0,
+            fsync: FsyncPolicy::None,
+            session_timeout_ms: DEFAULT_SESSION_TIMEOUT_MS,
+            replica_lag_ms: DEFAULT_REPLICA_LAG_MS,
+            auto_create_topics: false,
+        }
+    }
+
+    /// The data directory of node `id`.
+    pub fn node_dir(dir: &Path, id: i32) -> PathBuf {
+        dir.join(format!("node-{id}"))
+    }
+
+    /// The directory the nodes share.
+    pub fn shared_dir(dir: &Path) -> PathBuf {
+        dir.join("cluster")
+    }
+
+    pub fn node_config(&self, id: i32, port: u16) -> BrokerConfig {
+        let mut config = BrokerConfig::new(ClusterSpec::node_dir(&self.dir, id));
+        config.host = self.host.clone();
+        config.port = port;
+        config.node_id = id;
+        config.fsync = self.fsync;
+        config.auto_create_topics = self.auto_create_topics;
+        config
+    }
+
+    pub fn cluster_options(&self) -> ClusterOptions {
+        ClusterOptions {
+            dir: ClusterSpec::shared_dir(&self.dir),
+            session_timeout_ms: self.session_timeout_ms,
+            replica_lag_ms: self.replica_lag_ms,
+        }
+    }
+}
+
+struct Slot {
+    id: i32,
+    port: u16,
+    handle: Mutex<Option<BrokerHandle>>,
+}
+
+pub struct Cluster {
+    spec: ClusterSpec,
+    slots: Vec<Slot>,
+    #[cfg(feature = "groups")]
+    groups: std::sync::Arc<kbench_group::GroupCoordinator>,
+}
+
+impl Cluster {
+    /// Starts every node and waits until each sees all the others alive.
+    pub async fn start(spec: ClusterSpec) -> Result<Cluster> {
+        if !(1..=9).contains(&spec.nodes) {
+            return Err(Error::InvalidOption {
+                name: "nodes",
+                message: format!("must be between 1 and 9 (got {})", spec.nodes),
+            });
+        }
+        std::fs::create_dir_all(&spec.dir)?;
+        #[cfg(feature = "groups")]
+        let groups = kbench_group::GroupCoordinator::open(
+            &spec.dir.join("__groups"),
+            kbench_group::GroupConfig::default(),
+        )
+        .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
+        let mut cluster = Cluster {
+            slots: Vec::new(),
+            #[cfg(feature = "groups")]
+            groups,
+            spec,
+        };
+        for i in 0..cluster.spec.nodes {
+            let id = i as i32 + 1;
+            let port = match cluster.spec.base_port {
+                0 => 0,
+                base => base + i as u16,
+            };
+            let handle = cluster.launch(id, port).await?;
+            cluster.slots.push(Slot {
+                id,
+                port: handle.port(),
+                handle: Mutex::new(Some(handle)),
+            });
+        }
+        cluster.wait_all_alive(Duration::from_secs(10)).await?;
+        Ok(cluster)
+    }
+
+    async fn launch(&self, id: i32, port: u16) -> Result<BrokerHandle> {
+        let parts = BrokerParts {
+            #[cfg(feature = "groups")]
+            groups: Some(self.groups.clone()),
+            ..BrokerParts::default()
+        };
+        start_with(
+            self.spec.node_config(id, port),
+            Some(self.spec.cluster_options()),
+            parts,
+        )
+        .await
+    }
+
+    async fn wait_all_alive(&self, timeout: Duration) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let mut all = true;
+            for slot in &self.slots {
+                if let Some(h) = slot.handle.lock().await.as_ref() {
+                    let node = h.broker().cluster.as_ref().expect("cluster node");
+                    all &= node.alive_nodes().len() >= self.slots.len();
+                }
+            }
+            if all {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(Error::Io(std::io::Error::other(
+                    "cluster nodes did not see each other within 10 s",
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub fn spec(&self) -> &ClusterSpec {
+        &self.spec
+    }
+
+    /// (node id, host, port) of every node, running or not.
+    pub fn nodes(&self) -> Vec<(i32, String, u16)> {
+        self.slots
+            .iter()
+            .map(|s| (s.id, self.spec.host.clone(), s.port))
+            .collect()
+    }
+
+    pub fn bootstrap(&self) -> String {
+        self.slots
+            .iter()
+            .map(|s| format!("{}:{}", self.spec.host, s.port))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn slot(&self, id: i32) -> Result<&Slot> {
+        self.slots
+            .iter()
+            .find(|s| s.id == id)
+            .ok_or_else(|| Error::InvalidOption {
+                name: "node",
+                message: format!("no node {id} (nodes are 1..={})", self.slots.len()),
+            })
+    }
+
+    pub async fn is_running(&self, id: i32) -> Result<bool> {
+        Ok(self.slot(id)?.handle.lock().await.is_some())
+    }
+
+    /// Kills node `id` (see `BrokerHandle::kill`); a no-op if it is down.
+    pub async fn kill(&self, id: i32) -> Result<()> {
+        let handle = self.slot(id)?.handle.lock().await.take();
+        if let Some(h) = handle {
+            h.kill().await;
+        }
+        Ok(())
+    }
+
+    /// Starts node `id` again on its port and data directory (killing it
+    /// first if it is running).
+    pub async fn restart(&self, id: i32) -> Result<()> {
+        let slot = self.slot(id)?;
+        let mut handle = slot.handle.lock().await;
+        if let Some(h) = handle.take() {
+            h.kill().await;
+        }
+        *handle = Some(self.launch(id, slot.port).await?);
+        Ok(())
+    }
+
+    pub async fn pause(&self, id: i32, ms: i64) -> Result<()> {
+        match self.slot(id)?.handle.lock().await.as_ref() {
+            Some(h) => h.pause_for(ms),
+            None => Err(Error::InvalidOption {
+                name: "node",
+                message: format!("node {id} is not running"),
+            }),
+        }
+    }
+
+    /// The node that leads `topic`-`partition`, as the cluster state says.
+    pub async fn leader_of(&self, topic: &str, partition: i32) -> Option<i32> {
+        for slot in &self.slots {
+            if let Some(h) = slot.handle.lock().await.as_ref() {
+                let node = h.broker().cluster.as_ref()?;
+                let state = node.store.read().ok()?;
+                return state
+                    .partition(topic, partition)
+                    .map(|p| p.leader)
+                    .filter(|l| *l >= 0);
+            }
+        }
+        None
+    }
+
+    /// Stats of every running node, by id.
+    pub async fn stats(&self) -> Vec<(i32, StatsSnapshot)> {
+        let mut out = Vec::new();
+        for slot in &self.slots {
+            if let Some(h) = slot.handle.lock().await.as_ref() {
+                out.push((slot.id, h.stats()));
+            }
+        }
+        out
+    }
+
+    /// Stops every node cleanly.
+    pub async fn stop(&self) -> Result<()> {
+        for slot in &self.slots {
+            if let Some(h) = slot.handle.lock().await.take() {
+                h.stop().await?;
+            }
+        }
+        #[cfg(feature = "groups")]
+        self.groups.shutdown();
+        Ok(())
+    }
+}

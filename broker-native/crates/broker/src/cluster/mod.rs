@@ -1,0 +1,24 @@
+//! A bundled cluster on one machine: N broker nodes (in this process, or one
+//! per process) that share a metadata directory, replicate partitions from
+//! leaders to followers over the Kafka Fetch protocol, track in-sync
+//! replicas and high watermarks, and move leadership off dead nodes.
+//!
+//! - `state`: the shared cluster metadata and heartbeats.
+//! - `controller`: replica assignment and leader election (pure).
+//! - `replica`: one node's role per partition, follower positions, HW.
+//! - `fetcher`: follower replication.
+//! - `node`: a node's membership and upkeep.
+//! - `launcher`: N nodes in this process, with kill / pause / restart.
+
+pub mod admin;
+pub mod client;
+pub mod controller;
+pub mod fetcher;
+pub mod launcher;
+pub mod node;
+pub mod replica;
+pub mod state;
+
+pub use launcher::{Cluster, ClusterSpec};
+pub use node::{spawn, ClusterNode, ClusterOptions};
+pub use replica::{PartitionRole, Role};
