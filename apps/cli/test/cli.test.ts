@@ -50,9 +50,9 @@ describe('kbench usage errors exit 2 with a message', () => {
   });
 
   it('a knob the engine cannot run yet', async () => {
-    const r = await kbench(['run', 'scenarios/quickstart.yaml', '--set', 'cluster.nodes=3']);
+    const r = await kbench(['run', 'scenarios/quickstart.yaml', '--set', 'topics.replicationFactor=3']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('cluster.nodes:');
+    expect(r.stderr).toContain('topics.replicationFactor:');
   });
 
   it('missing scenario file', async () => {

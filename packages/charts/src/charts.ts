@@ -1,5 +1,5 @@
 // The four time charts of a run, and the set a run page shows.
-import { parseDurationMs, type Sample } from '@kbench/schema';
+import { type FaultEvent, parseDurationMs, type Sample } from '@kbench/schema';
 import { type ChartSpec, type FaultMark, perSecond, type RunSeries, timeChart } from './common.js';
 
 const MIB = 1024 * 1024;
@@ -48,11 +48,30 @@ function mib(bytesPerSecond: number | null): number | null {
   return bytesPerSecond === null ? null : bytesPerSecond / MIB;
 }
 
-/** The fault timeline of a scenario as chart markers (seconds from the start of load). */
-export function faultMarks(scenario: {
-  faults?: { at: string; action: string; node: number | string; for?: string }[];
-}): FaultMark[] {
-  return (scenario.faults ?? []).map((f) => ({
+type TimelineFault = { at: string; action: string; node: number | string; for?: string };
+
+/**
+ * Fault markers (seconds from the start of load) for a run: the faults it recorded as executed when
+ * given a run that has them, else the scenario's timeline (runs stored before faults were recorded).
+ */
+export function faultMarks(
+  source: { faults?: TimelineFault[] } | { scenario: { faults?: TimelineFault[] }; faults?: FaultEvent[] },
+): FaultMark[] {
+  if ('scenario' in source) {
+    if (source.faults) return source.faults.map(recordedMark);
+    return timelineMarks(source.scenario.faults ?? []);
+  }
+  return timelineMarks(source.faults ?? []);
+}
+
+function recordedMark(f: FaultEvent): FaultMark {
+  const node = f.node === null ? String(f.target) : `node ${f.node}`;
+  const lasting = f.durationMs === null ? '' : ` for ${f.durationMs / 1000}s`;
+  return { t: f.t, label: `${f.action} ${node}${lasting}${f.error ? ' (failed)' : ''}` };
+}
+
+function timelineMarks(faults: TimelineFault[]): FaultMark[] {
+  return faults.map((f) => ({
     t: (parseDurationMs(f.at) ?? 0) / 1000,
     label: `${f.action} ${typeof f.node === 'number' ? `node ${f.node}` : f.node}${f.for ? ` for ${f.for}` : ''}`,
   }));

@@ -20,7 +20,10 @@ export interface RecordedRunOptions {
   maxRate?: number;
 }
 
-/** Events: 'sample' (Sample), 'progress' (Progress), 'log' ({ level, message }), 'end' (RunRecord). */
+/**
+ * Events: 'sample' (Sample), 'progress' (Progress), 'log' ({ level, message }), 'fault' (FaultEvent),
+ * 'end' (RunRecord).
+ */
 export interface LiveRun extends EventEmitter {
   readonly id: string;
   readonly scenario: Scenario;
@@ -62,6 +65,7 @@ class RecordedRun extends EventEmitter implements LiveRun {
     });
     this.run.on('progress', (progress: Progress) => this.emit('progress', progress));
     this.run.on('log', (entry) => this.emit('log', entry));
+    this.run.on('fault', (event) => this.emit('fault', event));
   }
 
   stop(): void {
@@ -120,6 +124,7 @@ class RecordedRun extends EventEmitter implements LiveRun {
         error,
         finishedAt,
         environment: outcome.environment,
+        ...(outcome.faults.length > 0 ? { faults: outcome.faults } : {}),
       });
     } catch (err) {
       error = `${error ?? ''}${error ? '; ' : ''}the history could not be updated: ${String(err)}`;
@@ -131,6 +136,7 @@ class RecordedRun extends EventEmitter implements LiveRun {
       summary: outcome.summary,
       error,
       finishedAt,
+      ...(outcome.faults.length > 0 ? { faults: outcome.faults } : {}),
     };
     this.emit('end', final);
     return final;

@@ -3,6 +3,7 @@
 import { EventEmitter } from 'node:events';
 import {
   type Environment,
+  type FaultEvent,
   type FindMaxResult,
   isBootstrapList,
   parseDurationMs,
@@ -12,11 +13,13 @@ import {
   type TargetProfile,
 } from '@kbench/schema';
 import { type Connection, createTopics, deleteRunResources, describeTarget } from './admin.js';
+import { BrokerStatsMeter } from './broker-stats.js';
 import { type LoadClients, type LoadDriver, shares } from './drivers/driver.js';
 import type { Log } from './drivers/kafkajs/client.js';
 import { kafkajsDriver } from './drivers/kafkajs/index.js';
 import { nativeDriver } from './drivers/native.js';
 import { captureEnvironment } from './environment.js';
+import { FaultTimeline } from './faults.js';
 import { findMaxRate } from './find-max.js';
 import { Meter } from './meter.js';
 import { ProfileStore } from './profiles.js';
@@ -50,6 +53,8 @@ export interface RunOutcome {
   summary: RunSummary | null;
   samples: Sample[];
   error: string | null;
+  /** The faults executed, in time order (empty without a fault timeline). */
+  faults: FaultEvent[];
 }
 
 export interface RunOptions {
@@ -76,7 +81,8 @@ function message(err: unknown): string {
 }
 
 /**
- * Events: 'sample' (Sample) once a second, 'progress' (Progress), 'log' ({ level, message }).
+ * Events: 'sample' (Sample) once a second, 'progress' (Progress), 'log' ({ level, message }),
+ * 'fault' (FaultEvent) as each fault of the timeline is executed.
  * `execute()` never rejects: a failure is an outcome with status 'failed'.
  */
 export class ScenarioRun extends EventEmitter {
@@ -97,6 +103,10 @@ export class ScenarioRun extends EventEmitter {
   private readonly profiles: ProfileStore;
   /** The target profile the scenario names, if any. */
   private readonly profile: TargetProfile | undefined;
+  /** The scenario's fault timeline, once the target is open (bundled only). */
+  private faults: FaultTimeline | null = null;
+  /** Per-second broker figures (bundled only). */
+  private brokerStats: BrokerStatsMeter | null = null;
   environment: Environment;
 
   constructor(
@@ -185,6 +195,12 @@ export class ScenarioRun extends EventEmitter {
       });
       this.environment = this.describe(target);
       this.meter.brokerInProcess = target.kind === 'bundled';
+      if (target.brokerStats) this.brokerStats = new BrokerStatsMeter(() => target!.brokerStats!());
+      if (s.faults.length > 0 && target.faults) {
+        this.faults = new FaultTimeline(s.faults, target.faults, topics, s, this.log, (event) =>
+          this.emit('fault', event),
+        );
+      }
       if (this.stopRequested) return this.finish('stopped', null);
       this.setPhase('setup');
       const connection: Connection = {
@@ -270,6 +286,7 @@ export class ScenarioRun extends EventEmitter {
     } catch (err) {
       return this.finish('failed', message(err));
     } finally {
+      await this.faults?.stop();
       this.setPhase('stopping');
       await Promise.allSettled([clients.producers, ...clients.consumers].map((c) => c?.stop()));
       if (target) await this.cleanUp(target, name, created, clients.consumers.length);
@@ -412,6 +429,10 @@ export class ScenarioRun extends EventEmitter {
   /** Starts the producers and cuts a sample every second until time is up, records are sent, or a stop. */
   private async load(clients: Clients): Promise<void> {
     const { producers } = clients;
+    await this.brokerStats?.reset().catch((err: unknown) => {
+      this.log('warn', `reading broker stats: ${message(err)}`);
+      this.brokerStats = null;
+    });
     this.loadStartedAt = performance.now();
     const cpu = process.cpuUsage();
     this.lastCpuMicros = cpu.user + cpu.system;
@@ -421,6 +442,7 @@ export class ScenarioRun extends EventEmitter {
     // start right before this moment, so what they drained in between counts in the first sample.)
     if (this.findMax) await Promise.all(clients.consumers.map((c) => c.take()));
     producers?.start();
+    this.faults?.start(this.loadStartedAt);
     void producers?.finished.then(() => {
       producing = false;
       this.emit('wake');
@@ -444,6 +466,7 @@ export class ScenarioRun extends EventEmitter {
         break;
       }
     }
+    await this.endFaults();
     if (endedOnTick) return;
     // The last, partial interval; acks that arrive while draining belong to records sent in it.
     const stoppedAt = performance.now();
@@ -456,8 +479,17 @@ export class ScenarioRun extends EventEmitter {
     if (stoppedAt > lastCut) await this.cut(clients, Math.max(stoppedAt, lastCut + 1), lastCut);
   }
 
+  /** Faults not yet due when load ends are not run; those under way are waited for. */
+  private async endFaults(): Promise<void> {
+    await this.faults?.stop();
+  }
+
   private async cut(clients: Clients, now: number, lastCut: number): Promise<void> {
-    const [produced, ...consumed] = await Promise.all([
+    const [broker, produced, ...consumed] = await Promise.all([
+      this.brokerStats?.cut(now - lastCut).catch((err: unknown) => {
+        this.log('warn', `reading broker stats: ${message(err)}`);
+        return undefined;
+      }),
       clients.producers?.take(),
       ...clients.consumers.map((c) => c.take()),
     ]);
@@ -470,6 +502,7 @@ export class ScenarioRun extends EventEmitter {
     // An interval belongs to warm-up when most of it lies there (timers fire a little late).
     const warmup = (lastCut + now) / 2 - this.loadStartedAt < this.warmupMs;
     const sample = this.meter.cut(t, now - lastCut, warmup);
+    if (broker) sample.broker = broker;
     this.samples.push(sample);
     if (!warmup && this.phase === 'warmup') this.setPhase('measuring');
     this.emit('sample', sample);
@@ -494,7 +527,12 @@ export class ScenarioRun extends EventEmitter {
   private finish(status: RunOutcome['status'], error: string | null): RunOutcome {
     const measured = this.samples.some((s) => !s.warmup) ? this.meter.summary() : null;
     const summary = measured && this.findMax ? { ...measured, findMax: this.findMax } : measured;
-    const base = { environment: this.environment, summary, samples: this.samples };
+    const base = {
+      environment: this.environment,
+      summary,
+      samples: this.samples,
+      faults: this.faults?.events ?? [],
+    };
     if (status === 'completed' && this.scenario.producers.count > 0 && this.meter.producedTotal === 0) {
       const last = this.lastError ? `; last client error: ${this.lastError}` : '';
       return { ...base, status: 'failed', error: `no record was acknowledged${last}` };

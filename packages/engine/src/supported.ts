@@ -9,6 +9,7 @@ import {
   type TargetProfile,
   targetKind,
 } from '@kbench/schema';
+import { faultTopicIndex, parseLeaderRef } from './faults.js';
 import { ProfileStore } from './profiles.js';
 import { targetProfile } from './target.js';
 
@@ -37,10 +38,23 @@ export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): Sc
     else if (err instanceof ProfileError) not('target', err.message.replace(/\n\s*/g, ' '));
     else throw err;
   }
-  if (kind === 'bundled' && s.cluster.nodes !== 1)
-    not('cluster.nodes', 'the bundled target runs a single node in this version (target kafka runs 1 to 5)');
-  if ((kind === 'bundled' || kind === 'kafka') && s.cluster.fsync !== 'none')
-    not('cluster.fsync', 'only none (page cache) is available in this version');
+  if (kind === 'kafka' && s.cluster.fsync !== 'none')
+    not(
+      'cluster.fsync',
+      'the kafka target runs Kafka as it ships (page cache, no fsync); fsync policies are for the bundled broker',
+    );
+  if (kind === 'bundled') {
+    if (s.topics.replicationFactor > s.cluster.nodes)
+      not(
+        'topics.replicationFactor',
+        `must not exceed cluster.nodes (${s.cluster.nodes}) on the bundled target`,
+      );
+    if (s.topics.minInsyncReplicas > s.cluster.nodes)
+      not(
+        'topics.minInsyncReplicas',
+        `must not exceed cluster.nodes (${s.cluster.nodes}) on the bundled target`,
+      );
+  }
   if (s.driver === 'native' && profile && (profile.tls || profile.sasl)) {
     not(
       'driver',
@@ -75,7 +89,28 @@ export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): Sc
       'an idempotent producer needs producers.acks all (as the Java client requires)',
     );
   }
-  if (s.faults.length > 0) not('faults', 'fault injection needs the multi-node cluster, not available yet');
+  if (s.faults.length > 0 && kind !== 'bundled') {
+    not(
+      'faults',
+      `faults need target bundled: kbench can only kill, pause and restart nodes it started itself (target is ${s.target})`,
+    );
+  } else {
+    s.faults.forEach((f, i) => {
+      const leader = parseLeaderRef(f.node);
+      if (typeof f.node === 'number' && f.node > s.cluster.nodes)
+        not(`faults[${i}].node`, `node ${f.node} does not exist: cluster.nodes is ${s.cluster.nodes}`);
+      if (leader && faultTopicIndex(leader.topic, s) === null)
+        not(
+          `faults[${i}].node`,
+          `leader:<topic>-<partition> names a topic of the run by its index n (0 to ${s.topics.count - 1}) or as ${s.topics.prefix}-<n> (got ${JSON.stringify(leader.topic)})`,
+        );
+      else if (leader && leader.partition >= s.topics.partitions)
+        not(
+          `faults[${i}].node`,
+          `partition ${leader.partition} does not exist: topics.partitions is ${s.topics.partitions}`,
+        );
+    });
+  }
   return issues;
 }
 

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type BrokerHandle, startBroker } from '@kbench/broker-native';
+import { type BrokerHandle, type ClusterHandle, startBroker, startCluster } from '@kbench/broker-native';
 import { type Scenario, ScenarioError, type TargetProfile, targetKind } from '@kbench/schema';
 import { ProfileStore } from './profiles.js';
 import { type ConnectionSecurity, connectionSecurity } from './security.js';
@@ -16,6 +16,41 @@ export interface Target {
   profile?: TargetProfile;
   /** Stops what this run started and removes its data; external targets are left untouched. */
   close(): Promise<void>;
+  /** Kills, pauses and restarts nodes: only for a cluster this run started (bundled). */
+  faults?: FaultController;
+  /** Counters of every running node since it started: only for the bundled broker or cluster. */
+  brokerStats?(): Promise<NodeCounters[]>;
+}
+
+export interface FaultController {
+  kill(node: number): Promise<void>;
+  /** Returns at once; the node is back after `ms`. */
+  pause(node: number, ms: number): Promise<void>;
+  restart(node: number): Promise<void>;
+  /** The node leading a partition, or null while none does. */
+  leaderOf(topic: string, partition: number): Promise<number | null>;
+}
+
+/** A node's counters since it started. The optional ones come with brokers that count them. */
+export interface NodeCounters {
+  nodeId: number;
+  stats: {
+    bytesIn: number;
+    bytesOut: number;
+    logSizeBytes: number;
+    fsyncs?: number;
+    fsyncMicrosTotal?: number;
+    fsyncMicrosMax?: number;
+    underReplicated?: number;
+    isrShrinks?: number;
+    isrExpands?: number;
+    replicatedBytes?: number;
+  };
+}
+
+/** True when a bundled scenario needs the in-process cluster rather than the single broker. */
+export function needsCluster(scenario: Scenario): boolean {
+  return scenario.cluster.nodes > 1 || scenario.cluster.fsync !== 'none' || scenario.faults.length > 0;
 }
 
 export interface OpenTargetOptions {
@@ -56,6 +91,7 @@ export async function openTarget(scenario: Scenario, options: OpenTargetOptions 
       close: async () => {},
     };
   }
+  if (needsCluster(scenario)) return openBundledCluster(scenario, workDir);
   const dataDir = await mkdtemp(path.join(workDir ?? os.tmpdir(), 'kbench-broker-'));
   let broker: BrokerHandle;
   try {
@@ -67,8 +103,36 @@ export async function openTarget(scenario: Scenario, options: OpenTargetOptions 
   return {
     kind: 'bundled',
     bootstrap: [`${broker.host}:${broker.port}`],
+    brokerStats: async () => [{ nodeId: broker.nodeId, stats: broker.stats() as NodeCounters['stats'] }],
     close: async () => {
       await broker.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The bundled cluster in this process: cluster.nodes nodes with the scenario's fsync policy. */
+async function openBundledCluster(scenario: Scenario, workDir?: string): Promise<Target> {
+  const dataDir = await mkdtemp(path.join(workDir ?? os.tmpdir(), 'kbench-cluster-'));
+  let cluster: ClusterHandle;
+  try {
+    cluster = await startCluster({ nodes: scenario.cluster.nodes, dataDir, fsync: scenario.cluster.fsync });
+  } catch (err) {
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    kind: 'bundled',
+    bootstrap: cluster.bootstrap.split(','),
+    faults: {
+      kill: (node) => cluster.kill(node),
+      pause: (node, ms) => cluster.pause(node, ms),
+      restart: (node) => cluster.restart(node),
+      leaderOf: (topic, partition) => cluster.leaderOf(topic, partition),
+    },
+    brokerStats: async () => (await cluster.stats()) as NodeCounters[],
+    close: async () => {
+      await cluster.stop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

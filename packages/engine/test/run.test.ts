@@ -142,11 +142,17 @@ describe('ScenarioRun against the bundled broker', () => {
   });
 
   it('refuses what this engine cannot run, naming the field', () => {
-    expect(() => new ScenarioRun(parseScenario({ cluster: { nodes: 3 } }), { runId: 'x' })).toThrow(
-      ScenarioError,
-    );
+    expect(
+      () => new ScenarioRun(parseScenario({ target: 'kafka', cluster: { fsync: 'batch' } }), { runId: 'x' }),
+    ).toThrow(ScenarioError);
     try {
-      new ScenarioRun(parseScenario({ faults: [{ at: '1s', action: 'kill', node: 1 }] }), { runId: 'x' });
+      new ScenarioRun(
+        parseScenario({ target: 'localhost:9092', faults: [{ at: '1s', action: 'kill', node: 1 }] }),
+        {
+          runId: 'x',
+        },
+      );
+      expect.unreachable();
     } catch (err) {
       expect((err as ScenarioError).issues.map((i) => i.path)).toContain('faults');
     }

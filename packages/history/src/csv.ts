@@ -1,6 +1,6 @@
 // CSV export (RFC 4180: comma separated, CRLF line ends, fields quoted when they hold a comma, quote or line break).
 // Headers are the snake_case column names of the history tables, so a CSV and a SQL query agree.
-import type { RunListItem, Sample } from '@kbench/schema';
+import type { BrokerNodeSample, RunListItem, Sample } from '@kbench/schema';
 
 type Cell = string | number | boolean | null;
 
@@ -50,10 +50,36 @@ const RUN_HEADER = [
   'notes',
 ];
 
-/** One row per sample; null latencies are empty fields, warmup is true/false. */
+/** Broker figures per node, as `node<id>_<figure>` columns; empty where a node was down or did not count it. */
+const BROKER_FIGURES: [string, (b: BrokerNodeSample) => Cell][] = [
+  ['bytes_in_per_sec', (b) => b.bytesInPerSec],
+  ['bytes_out_per_sec', (b) => b.bytesOutPerSec],
+  ['replicated_bytes_per_sec', (b) => b.replicatedBytesPerSec ?? null],
+  ['fsyncs', (b) => b.fsyncs ?? null],
+  ['fsync_mean_ms', (b) => b.fsyncMeanMs ?? null],
+  ['fsync_max_ms', (b) => b.fsyncMaxMs ?? null],
+  ['under_replicated', (b) => b.underReplicated ?? null],
+  ['isr_shrinks', (b) => b.isrShrinks ?? null],
+  ['isr_expands', (b) => b.isrExpands ?? null],
+  ['log_size_bytes', (b) => b.logSizeBytes],
+];
+
+/**
+ * One row per sample; null latencies are empty fields, warmup is true/false. Samples of the bundled
+ * broker or cluster add a group of `node<id>_...` columns per node.
+ */
 export function samplesToCsv(samples: Sample[]): string {
+  const nodes = [...new Set(samples.flatMap((s) => (s.broker ?? []).map((b) => b.node)))].sort(
+    (a, b) => a - b,
+  );
+  const brokerHeader = nodes.flatMap((n) => BROKER_FIGURES.map(([name]) => `node${n}_${name}`));
+  const brokerCells = (s: Sample): Cell[] =>
+    nodes.flatMap((n) => {
+      const b = s.broker?.find((x) => x.node === n);
+      return BROKER_FIGURES.map(([, get]) => (b ? get(b) : null));
+    });
   return toCsv(
-    SAMPLE_HEADER,
+    [...SAMPLE_HEADER, ...brokerHeader],
     samples.map((s) => [
       s.t,
       s.intervalMs,
@@ -70,6 +96,7 @@ export function samplesToCsv(samples: Sample[]): string {
       s.e2eP50Ms,
       s.e2eP99Ms,
       s.e2eMaxMs,
+      ...brokerCells(s),
     ]),
   );
 }

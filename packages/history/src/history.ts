@@ -3,7 +3,15 @@ import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import type { Environment, RunListItem, RunRecord, RunStatus, RunSummary, Sample } from '@kbench/schema';
+import type {
+  Environment,
+  FaultEvent,
+  RunListItem,
+  RunRecord,
+  RunStatus,
+  RunSummary,
+  Sample,
+} from '@kbench/schema';
 import { AmbiguousRunIdError, HistoryTooNewError, RunNotFoundError } from './errors.js';
 import { currentVersion, LATEST_SCHEMA_VERSION, migrate } from './migrations.js';
 import { defaultHistoryPath } from './paths.js';
@@ -40,11 +48,13 @@ export interface RunEnd {
   finishedAt: string;
   /** The environment as the run found it (bootstrap address, broker version), when known only at the end. */
   environment?: Environment;
+  /** The faults the run executed. */
+  faults?: FaultEvent[];
 }
 
 /** Shortest id prefix getRun accepts, so that a typo does not pick a run at random. */
 export const MIN_ID_PREFIX = 4;
-/** Rows per INSERT when appending samples (16 parameters each). */
+/** Rows per INSERT when appending samples (17 parameters each). */
 const SAMPLE_ROWS_PER_INSERT = 256;
 
 export class History {
@@ -116,7 +126,7 @@ export class History {
         await connection.run(
           `UPDATE runs SET status = $1, summary = $2, produced_rps = $3, produced_mbps = $4,
              publish_p99_ms = $5, e2e_p99_ms = $6, error = $7, finished_at = $8,
-             environment = coalesce($10, environment)
+             environment = coalesce($10, environment), faults = coalesce($11, faults)
            WHERE id = $9`,
           [
             end.status,
@@ -126,6 +136,7 @@ export class History {
             end.finishedAt,
             runId,
             end.environment === undefined ? null : JSON.stringify(end.environment),
+            end.faults === undefined ? null : JSON.stringify(end.faults),
           ],
         );
       }),

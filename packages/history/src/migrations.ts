@@ -57,6 +57,15 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 2,
+    description: 'executed faults of a run, broker figures of a sample',
+    statements: [
+      // JSON: the run's FaultEvent[] (null without a fault timeline) and a sample's BrokerNodeSample[].
+      'ALTER TABLE runs ADD COLUMN faults VARCHAR',
+      'ALTER TABLE samples ADD COLUMN broker VARCHAR',
+    ],
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -1,6 +1,6 @@
 // Converting between the schema's objects and table rows.
 import type { DuckDBValue } from '@duckdb/node-api';
-import type { RunListItem, RunRecord, RunStatus, RunSummary, Sample } from '@kbench/schema';
+import type { FaultEvent, RunListItem, RunRecord, RunStatus, RunSummary, Sample } from '@kbench/schema';
 
 export type Row = Record<string, unknown>;
 
@@ -26,6 +26,7 @@ export const RUN_COLUMNS = [
   'notes',
   'owner_pid',
   'owner_host',
+  'faults',
 ] as const;
 
 /** Columns of `runs` a list row needs (everything but the scenario and environment JSON). */
@@ -61,6 +62,7 @@ export const SAMPLE_COLUMNS = [
   'e2e_p50_ms',
   'e2e_p99_ms',
   'e2e_max_ms',
+  'broker',
 ] as const;
 
 /** The headline figures copied out of the summary into their own columns, for sorting and filtering. */
@@ -92,6 +94,7 @@ export function runValues(run: RunRecord, owner: { pid: number; host: string }):
     run.notes,
     owner.pid,
     owner.host,
+    run.faults === undefined ? null : JSON.stringify(run.faults),
   ];
 }
 
@@ -113,6 +116,7 @@ export function sampleValues(runId: string, s: Sample): DuckDBValue[] {
     s.e2eP50Ms,
     s.e2eP99Ms,
     s.e2eMaxMs,
+    s.broker === undefined ? null : JSON.stringify(s.broker),
   ];
 }
 
@@ -134,6 +138,7 @@ export function toRunListItem(row: Row): RunListItem {
 }
 
 export function toRunRecord(row: Row): RunRecord {
+  const faults = row.faults === null || row.faults === undefined ? undefined : text(row.faults);
   return {
     id: text(row.id),
     status: text(row.status) as RunStatus,
@@ -146,10 +151,12 @@ export function toRunRecord(row: Row): RunRecord {
     finishedAt: textOrNull(row.finished_at),
     tags: JSON.parse(text(row.tags)) as string[],
     notes: text(row.notes),
+    ...(faults === undefined ? {} : { faults: JSON.parse(faults) as FaultEvent[] }),
   };
 }
 
 export function toSample(row: Row): Sample {
+  const broker = row.broker === null || row.broker === undefined ? undefined : text(row.broker);
   return {
     t: num(row.t),
     intervalMs: num(row.interval_ms),
@@ -166,6 +173,7 @@ export function toSample(row: Row): Sample {
     e2eP50Ms: numOrNull(row.e2e_p50_ms),
     e2eP99Ms: numOrNull(row.e2e_p99_ms),
     e2eMaxMs: numOrNull(row.e2e_max_ms),
+    ...(broker === undefined ? {} : { broker: JSON.parse(broker) as Sample['broker'] }),
   };
 }
 

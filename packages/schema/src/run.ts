@@ -53,6 +53,46 @@ export interface Sample {
   e2eP50Ms: number | null;
   e2eP99Ms: number | null;
   e2eMaxMs: number | null;
+  /** What each node of a bundled broker or cluster did in this interval (absent for other targets). */
+  broker?: BrokerNodeSample[];
+}
+
+/** One node of the bundled broker or cluster over one sample interval. Optional figures need a broker that counts them. */
+export interface BrokerNodeSample {
+  node: number;
+  /** Bytes of requests received / responses sent, per second. */
+  bytesInPerSec: number;
+  bytesOutPerSec: number;
+  /** fsyncs of log segments in the interval. */
+  fsyncs?: number;
+  /** Mean fsync latency in the interval (null without fsyncs). */
+  fsyncMeanMs?: number | null;
+  /** The slowest fsync since the node started (the broker keeps a running maximum). */
+  fsyncMaxMs?: number;
+  /** Partitions this node leads whose ISR is smaller than their replica set, at the end of the interval. */
+  underReplicated?: number;
+  /** ISR shrinks and expands in the interval. */
+  isrShrinks?: number;
+  isrExpands?: number;
+  /** Bytes replicated (follower fetches) per second. */
+  replicatedBytesPerSec?: number;
+  /** Bytes of log on the node at the end of the interval. */
+  logSizeBytes: number;
+}
+
+/** A fault of the scenario's timeline as the run executed it. */
+export interface FaultEvent {
+  /** Seconds since load started, as samples' t. */
+  t: number;
+  action: 'kill' | 'pause' | 'restart';
+  /** As the scenario wrote it: a node id or leader:<topic>-<partition>. */
+  target: number | string;
+  /** The node acted on, or null when it could not be resolved. */
+  node: number | null;
+  /** How long a pause lasts, in ms; null for kill and restart. */
+  durationMs: number | null;
+  /** Why the fault failed, or null. */
+  error: string | null;
 }
 
 export interface ThroughputSummary {
@@ -157,10 +197,12 @@ export interface RunRecord {
   finishedAt: string | null;
   tags: string[];
   notes: string;
+  /** The faults the run executed (absent for runs without a fault timeline). */
+  faults?: FaultEvent[];
 }
 
 /** A row of the run list: enough for a table without loading samples. */
-export type RunListItem = Omit<RunRecord, 'scenario' | 'environment'> & {
+export type RunListItem = Omit<RunRecord, 'scenario' | 'environment' | 'faults'> & {
   name: string;
   target: string;
   driver: string;

@@ -231,6 +231,22 @@ export const scenarioSchema = scenarioShape.transform((s, ctx): Scenario => {
       message: `must not exceed topics.replicationFactor (${s.topics.replicationFactor})`,
     });
   }
+  s.faults.forEach((f, i) => {
+    if (f.action === 'pause' && f.for === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['faults', i, 'for'],
+        message: 'a pause needs for: how long the node stays paused (e.g. 1s)',
+      });
+    }
+    if (f.action !== 'pause' && f.for !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['faults', i, 'for'],
+        message: `only pause takes for; a ${f.action} lasts until a later fault (restart) or the end of the run`,
+      });
+    }
+  });
   if (s.consumers.startAt === 'backlog' && s.consumers.backlog === 0) {
     ctx.addIssue({
       code: 'custom',

@@ -1,0 +1,114 @@
+// The fault timeline: kill, pause and restart nodes of a cluster the run started, at set times
+// from the start of load. Every fault is recorded, a failed one with its error; none ends the run.
+import { type FaultEvent, parseDurationMs, type Scenario } from '@kbench/schema';
+import type { Log } from './drivers/kafkajs/client.js';
+import type { FaultController } from './target.js';
+
+type Fault = Scenario['faults'][number];
+
+/** `leader:<topic>-<partition>` split into its parts, or null for a node id. */
+export function parseLeaderRef(node: number | string): { topic: string; partition: number } | null {
+  if (typeof node === 'number') return null;
+  const match = /^leader:(.+)-(\d+)$/.exec(node);
+  return match ? { topic: match[1] as string, partition: Number(match[2]) } : null;
+}
+
+/**
+ * The index n of the run topic `<prefix>-<run id>-<n>` that a fault's `<topic>` means: either the
+ * index itself (`leader:0-0`) or the prefix and index (`leader:kbench-0-0`). Null when it is neither.
+ */
+export function faultTopicIndex(topic: string, s: Scenario): number | null {
+  const bare = topic.startsWith(`${s.topics.prefix}-`) ? topic.slice(s.topics.prefix.length + 1) : topic;
+  if (!/^\d+$/.test(bare)) return null;
+  const n = Number(bare);
+  return n < s.topics.count ? n : null;
+}
+
+/** Runs a scenario's faults at their times; `start` when load starts, `stop` when it ends. */
+export class FaultTimeline {
+  /** Executed faults in the order they completed; a run's outcome holds this very array. */
+  readonly events: FaultEvent[] = [];
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private startedAt = 0;
+  private stopped = false;
+  /** The node each `leader:` reference last resolved to, so a later restart brings back that node. */
+  private readonly resolved = new Map<string, number>();
+
+  constructor(
+    private readonly faults: Fault[],
+    private readonly controller: FaultController,
+    /** The run's topic names, index n = `<prefix>-<run id>-<n>`. */
+    private readonly topics: string[],
+    private readonly scenario: Scenario,
+    private readonly log: Log,
+    private readonly onEvent: (event: FaultEvent) => void = () => {},
+  ) {}
+
+  /** Schedules every fault relative to `loadStartedAt` (a performance.now() time). */
+  start(loadStartedAt: number): void {
+    this.startedAt = loadStartedAt;
+    for (const fault of this.faults) {
+      const due = loadStartedAt + (parseDurationMs(fault.at) ?? 0);
+      const timer = setTimeout(
+        () => {
+          if (this.stopped) return;
+          const running = this.execute(fault).finally(() => this.inFlight.delete(running));
+          this.inFlight.add(running);
+        },
+        Math.max(0, due - performance.now()),
+      );
+      this.timers.push(timer);
+    }
+  }
+
+  /** Cancels faults not yet due (they are not recorded) and waits for those under way. */
+  async stop(): Promise<FaultEvent[]> {
+    if (!this.stopped) {
+      this.stopped = true;
+      for (const timer of this.timers) clearTimeout(timer);
+      const skipped = this.faults.length - this.events.length - this.inFlight.size;
+      if (skipped > 0 && this.startedAt > 0)
+        this.log('info', `${skipped} fault(s) of the timeline fell after the end of load and were not run`);
+    }
+    await Promise.allSettled([...this.inFlight]);
+    this.events.sort((a, b) => a.t - b.t);
+    return this.events;
+  }
+
+  private async execute(fault: Fault): Promise<void> {
+    const t = Math.round((performance.now() - this.startedAt) / 100) / 10;
+    const durationMs = fault.action === 'pause' ? (parseDurationMs(fault.for ?? '0s') ?? 0) : null;
+    let node: number | null = typeof fault.node === 'number' ? fault.node : null;
+    let error: string | null = null;
+    try {
+      if (node === null) {
+        const ref = fault.node as string;
+        const earlier = this.resolved.get(ref);
+        node = fault.action === 'restart' && earlier !== undefined ? earlier : await this.resolveLeader(ref);
+        this.resolved.set(ref, node);
+      }
+      if (fault.action === 'kill') await this.controller.kill(node);
+      else if (fault.action === 'restart') await this.controller.restart(node);
+      else await this.controller.pause(node, durationMs ?? 0);
+      const lasting = durationMs === null ? '' : ` for ${durationMs} ms`;
+      this.log('info', `fault at ${t}s: ${fault.action} node ${node}${lasting}`);
+    } catch (err) {
+      error = err instanceof Error ? err.message : String(err);
+      this.log('warn', `fault at ${t}s: ${fault.action} ${fault.node} failed: ${error}`);
+    }
+    const event: FaultEvent = { t, action: fault.action, target: fault.node, node, durationMs, error };
+    this.events.push(event);
+    this.onEvent(event);
+  }
+
+  private async resolveLeader(ref: string): Promise<number> {
+    const parsed = parseLeaderRef(ref);
+    const index = parsed ? faultTopicIndex(parsed.topic, this.scenario) : null;
+    const topic = index === null ? undefined : this.topics[index];
+    if (!parsed || topic === undefined) throw new Error(`${ref} names no topic of this run`);
+    const leader = await this.controller.leaderOf(topic, parsed.partition);
+    if (leader === null) throw new Error(`${topic} partition ${parsed.partition} has no leader right now`);
+    return leader;
+  }
+}

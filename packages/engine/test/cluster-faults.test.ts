@@ -1,0 +1,152 @@
+// The bundled cluster (several in-process nodes) and the fault timeline, against the real broker.
+// No timing assertions: what is checked is that runs complete and record what happened.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { History } from '@kbench/history';
+import { parseScenario, ScenarioError, type ScenarioInput } from '@kbench/schema';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ScenarioRun, startRecordedRun, unsupportedIssues } from '../src/index.js';
+
+let workDir: string;
+beforeAll(async () => {
+  workDir = await mkdtemp(path.join(os.tmpdir(), 'kbench-cluster-test-'));
+});
+afterAll(async () => {
+  await rm(workDir, { recursive: true, force: true });
+});
+
+function issuePaths(input: ScenarioInput): string[] {
+  try {
+    return unsupportedIssues(parseScenario(input)).map((i) => i.path);
+  } catch (err) {
+    if (err instanceof ScenarioError) return err.issues.map((i) => i.path);
+    throw err;
+  }
+}
+
+describe('the bundled cluster', () => {
+  it('runs acks=all to topics replicated on three nodes', async () => {
+    const outcome = await new ScenarioRun(
+      parseScenario({
+        duration: '3s',
+        cluster: { nodes: 3 },
+        topics: { partitions: 3, replicationFactor: 3, minInsyncReplicas: 2 },
+        producers: { count: 1, acks: 'all', messageSize: 100 },
+        consumers: { count: 1 },
+      }),
+      { runId: 'rf3', workDir },
+    ).execute();
+    expect(outcome.error).toBeNull();
+    expect(outcome.status).toBe('completed');
+    expect(outcome.environment.bootstrap.split(',')).toHaveLength(3);
+    expect(outcome.summary?.produced.recordsPerSec).toBeGreaterThan(0);
+    expect(outcome.summary?.consumed.records).toBeGreaterThan(0);
+    expect(outcome.faults).toEqual([]);
+  });
+
+  it('kills the leader of a partition and restarts it, recording both faults and broker figures', async () => {
+    const history = await History.open(path.join(workDir, 'history.duckdb'));
+    const live = await startRecordedRun(
+      parseScenario({
+        duration: '6s',
+        cluster: { nodes: 3 },
+        topics: { partitions: 1, replicationFactor: 3, minInsyncReplicas: 2 },
+        producers: { count: 1, acks: 'all', messageSize: 100, rate: 2000 },
+        faults: [
+          { at: '2s', action: 'kill', node: 'leader:0-0' },
+          { at: '4s', action: 'restart', node: 'leader:0-0' },
+        ],
+      }),
+      { history, workDir },
+    );
+    const record = await live.done;
+    expect(record.error).toBeNull();
+    expect(record.status).toBe('completed');
+    const faults = record.faults ?? [];
+    expect(faults.map((f) => f.action)).toEqual(['kill', 'restart']);
+    const [kill, restart] = faults;
+    expect(kill?.error).toBeNull();
+    expect(kill?.node).toBeGreaterThanOrEqual(1);
+    expect(kill?.node).toBeLessThanOrEqual(3);
+    expect(kill?.target).toBe('leader:0-0');
+    expect(kill?.t).toBeGreaterThanOrEqual(2);
+    // A restart of a leader: reference brings back the node an earlier fault of it resolved to.
+    expect(restart?.node).toBe(kill?.node);
+    expect(restart?.error).toBeNull();
+    const stored = await history.getRun(record.id);
+    expect(stored?.faults).toEqual(faults);
+    const samples = await history.getSamples(record.id);
+    expect(samples.length).toBeGreaterThan(0);
+    const nodes = new Set(samples.flatMap((s) => (s.broker ?? []).map((b) => b.node)));
+    expect([...nodes].sort()).toEqual([1, 2, 3]);
+    const first = samples[0]?.broker?.[0];
+    expect(first?.bytesInPerSec).toBeGreaterThanOrEqual(0);
+    expect(first?.logSizeBytes).toBeGreaterThanOrEqual(0);
+    // While the killed node is down, samples list the other two only.
+    expect(samples.some((s) => s.broker && s.broker.length === 2)).toBe(true);
+  });
+
+  it('pauses a node, kills another by id and leaves it down', async () => {
+    const outcome = await new ScenarioRun(
+      parseScenario({
+        duration: '3s',
+        cluster: { nodes: 2 },
+        topics: { partitions: 2, replicationFactor: 2 },
+        producers: { count: 1, acks: 1, rate: 1000 },
+        faults: [
+          { at: '1s', action: 'pause', node: 1, for: '500ms' },
+          { at: '1500ms', action: 'kill', node: 2 },
+        ],
+      }),
+      { runId: 'kill2', workDir },
+    ).execute();
+    expect(outcome.status).toBe('completed');
+    expect(outcome.faults).toHaveLength(2);
+    expect(outcome.faults[0]).toMatchObject({ action: 'pause', node: 1, durationMs: 500, error: null });
+    expect(outcome.faults[1]).toMatchObject({
+      action: 'kill',
+      node: 2,
+      target: 2,
+      durationMs: null,
+      error: null,
+    });
+    expect(outcome.samples.at(-1)?.broker?.map((b) => b.node)).toEqual([1]);
+  });
+});
+
+describe('refusals', () => {
+  it('a pause without for, by field path', () => {
+    expect(issuePaths({ cluster: { nodes: 3 }, faults: [{ at: '1s', action: 'pause', node: 1 }] })).toContain(
+      'faults[0].for',
+    );
+  });
+
+  it('faults on a target kbench did not start', () => {
+    expect(issuePaths({ target: 'localhost:9092', faults: [{ at: '1s', action: 'kill', node: 1 }] })).toEqual(
+      ['faults'],
+    );
+    expect(issuePaths({ target: 'kafka', faults: [{ at: '1s', action: 'kill', node: 1 }] })).toEqual([
+      'faults',
+    ]);
+  });
+
+  it('a node or topic the run does not have', () => {
+    expect(
+      issuePaths({
+        cluster: { nodes: 2 },
+        faults: [
+          { at: '1s', action: 'kill', node: 3 },
+          { at: '1s', action: 'kill', node: 'leader:t-0' },
+          { at: '1s', action: 'kill', node: 'leader:kbench-0-7' },
+        ],
+      }),
+    ).toEqual(['faults[0].node', 'faults[1].node', 'faults[2].node']);
+    expect(
+      issuePaths({
+        cluster: { nodes: 2 },
+        faults: [{ at: '1s', action: 'kill', node: 'leader:kbench-0-0' }],
+      }),
+    ).toEqual([]);
+  });
+});
