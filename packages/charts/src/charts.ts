@@ -1,5 +1,5 @@
 // The four time charts of a run, and the set a run page shows.
-import { type FaultEvent, parseDurationMs, type Sample } from '@kbench/schema';
+import { type BrokerNodeSample, type FaultEvent, parseDurationMs, type Sample } from '@kbench/schema';
 import { type ChartSpec, type FaultMark, perSecond, type RunSeries, timeChart } from './common.js';
 
 const MIB = 1024 * 1024;
@@ -38,10 +38,63 @@ export function backlogChart(runs: RunSeries[]): ChartSpec {
   ]);
 }
 
-/** The charts a run page shows, in order: throughput, bandwidth, latency, backlog. */
+/** The node ids that appear in the samples' broker figures, sorted. */
+function brokerNodes(runs: RunSeries[]): number[] {
+  const ids = new Set<number>();
+  for (const run of runs) for (const s of run.samples) for (const n of s.broker ?? []) ids.add(n.node);
+  return [...ids].sort((a, b) => a - b);
+}
+
+function nodeFigure(node: number, read: (n: BrokerNodeSample) => number | null | undefined) {
+  return (s: Sample) => {
+    const n = s.broker?.find((b) => b.node === node);
+    const value = n ? read(n) : undefined;
+    return value === undefined ? null : value;
+  };
+}
+
+/** Per bundled node: bytes received and replicated, in MiB/s. */
+export function brokerTrafficChart(runs: RunSeries[]): ChartSpec {
+  return timeChart(
+    { id: 'broker-traffic', title: 'Broker nodes: traffic', yName: 'MiB/s' },
+    runs,
+    brokerNodes(runs).flatMap((node) => [
+      { name: `node ${node} in`, value: nodeFigure(node, (n) => n.bytesInPerSec / MIB) },
+      {
+        name: `node ${node} replicated`,
+        value: nodeFigure(node, (n) => (n.replicatedBytesPerSec ?? 0) / MIB),
+        lineType: 'dashed' as const,
+      },
+    ]),
+  );
+}
+
+/** Per bundled node: fsyncs per interval and under-replicated partitions. */
+export function brokerHealthChart(runs: RunSeries[]): ChartSpec {
+  return timeChart(
+    { id: 'broker-health', title: 'Broker nodes: fsyncs and under-replicated partitions', yName: 'count' },
+    runs,
+    brokerNodes(runs).flatMap((node) => [
+      { name: `node ${node} fsyncs`, value: nodeFigure(node, (n) => n.fsyncs) },
+      {
+        name: `node ${node} under-replicated`,
+        value: nodeFigure(node, (n) => n.underReplicated),
+        lineType: 'dashed' as const,
+      },
+    ]),
+  );
+}
+
+/**
+ * The charts a run page shows, in order: throughput, bandwidth, latency, backlog, and for runs on the
+ * bundled broker its nodes' traffic and health.
+ */
 export function runCharts(samples: Sample[], label = 'run', faults: FaultMark[] = []): ChartSpec[] {
   const runs = [{ label, samples, faults }];
-  return [throughputChart(runs), bandwidthChart(runs), latencyChart(runs), backlogChart(runs)];
+  const charts = [throughputChart(runs), bandwidthChart(runs), latencyChart(runs), backlogChart(runs)];
+  if (samples.some((s) => (s.broker?.length ?? 0) > 0))
+    charts.push(brokerTrafficChart(runs), brokerHealthChart(runs));
+  return charts;
 }
 
 function mib(bytesPerSecond: number | null): number | null {

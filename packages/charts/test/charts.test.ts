@@ -70,6 +70,36 @@ describe('units and axes', () => {
     expect(specs.map((s) => axisName(s, 'yAxis'))).toEqual(['rec/s', 'MiB/s', 'ms', 'records']);
   });
 
+  it("adds the broker nodes' traffic and health for runs on the bundled broker, one line per node and figure", () => {
+    const node = (id: number, mib: number) => ({
+      node: id,
+      bytesInPerSec: mib * 1024 * 1024,
+      bytesOutPerSec: 0,
+      replicatedBytesPerSec: 1024 * 1024,
+      fsyncs: 3,
+      underReplicated: id === 2 ? 1 : 0,
+      logSizeBytes: 0,
+    });
+    const specs = runCharts(samples(3, 0, { broker: [node(1, 2), node(2, 4)] }));
+    expect(specs.map((s) => s.id)).toEqual([
+      'throughput',
+      'bandwidth',
+      'latency',
+      'backlog',
+      'broker-traffic',
+      'broker-health',
+    ]);
+    const traffic = seriesOf(specs[4]!);
+    expect(traffic.map((s) => s.name)).toEqual([
+      'node 1 in',
+      'node 1 replicated',
+      'node 2 in',
+      'node 2 replicated',
+    ]);
+    expect(traffic[2]?.data?.[0]).toEqual([1, 4]);
+    expect(seriesOf(specs[5]!).map((s) => s.name)).toContain('node 2 under-replicated');
+  });
+
   it('draws bandwidth in MiB/s', () => {
     const spec = bandwidthChart([{ label: 'r', samples: samples(1) }]);
     expect(seriesOf(spec).map((s) => s.data?.[0])).toEqual([

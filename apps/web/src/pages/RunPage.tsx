@@ -104,7 +104,7 @@ export function RunPage({ id }: { id: string }) {
     }
   };
 
-  const marks = useMemo(() => (record ? faultMarks(record.scenario) : []), [record]);
+  const marks = useMemo(() => (record ? faultMarks(record) : []), [record]);
   if (error) return <ErrorNote error={error} />;
   if (!record) return <p className="muted">Loading run…</p>;
 

@@ -14,7 +14,11 @@ import { describeMachine } from './machine.js';
 
 const { values: flags } = parseArgs({
   options: {
-    only: { type: 'string', default: 'machine,throughput,topics' },
+    only: { type: 'string', default: 'machine,throughput,replication,topics' },
+    'replication-records': {
+      type: 'string',
+      default: process.env.KBENCH_BENCH_REPLICATION_RECORDS ?? '2000000',
+    },
     records: { type: 'string', default: process.env.KBENCH_BENCH_RECORDS ?? '10000000' },
     'topic-counts': { type: 'string', default: process.env.KBENCH_BENCH_TOPIC_COUNTS ?? '1,50001,120001' },
     'create-timeout-min': { type: 'string', default: '20' },
@@ -44,7 +48,37 @@ async function withTarget<T>(kind: 'bundled' | 'apache', use: (target: Target) =
   }
 }
 
-async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
+/** Three nodes on this machine: the bundled cluster (one kbench-broker process, `fsync` policy) or Apache Kafka. */
+async function withCluster<T>(
+  kind: 'bundled' | 'apache',
+  fsync: string,
+  use: (target: Target) => Promise<T>,
+): Promise<T> {
+  const dataDir = mkdtempSync(join(tmpdir(), `kbench-bench-${kind}3-`));
+  const target =
+    kind === 'bundled'
+      ? {
+          name: `bundled cluster, 3 nodes, fsync ${fsync}`,
+          ...(await startBundledBroker({ dataDir, args: ['--nodes', '3', '--fsync', fsync] })),
+        }
+      : {
+          name: `Apache Kafka ${KAFKA_VERSION}, 3 nodes`,
+          ...(await startApacheKafka({ dataDir, nodes: 3 })),
+        };
+  try {
+    return await use(target);
+  } finally {
+    await target.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function createTopic(
+  bootstrap: string,
+  topic: string,
+  partitions: number,
+  replication?: { factor: number; minIsr: number },
+): Promise<void> {
   const args = [
     '--bootstrap-server',
     bootstrap,
@@ -54,6 +88,13 @@ async function createTopic(bootstrap: string, topic: string, partitions: number)
     '--partitions',
     String(partitions),
   ];
+  if (replication)
+    args.push(
+      '--replication-factor',
+      String(replication.factor),
+      '--config',
+      `min.insync.replicas=${replication.minIsr}`,
+    );
   const created = await runKafkaTool('org.apache.kafka.tools.TopicCommand', args, { timeoutMs: 120_000 });
   if (created.exitCode !== 0)
     throw new Error(`TopicCommand --create ${topic} failed: ${created.stdout}${created.stderr}`);
@@ -141,6 +182,59 @@ ${line(apache)}
 | **ratio bundled / Apache Kafka** | **${ratio(bundled.produced.recordsPerSec, apache.produced.recordsPerSec)}** | | ${ratio(bundled.produced.avgLatencyMs, apache.produced.avgLatencyMs)} | | ${ratio(bundled.produced.p99Ms, apache.produced.p99Ms)} | | | **${ratio(bundled.consumedPerSec, apache.consumedPerSec)}** | |
 
 Consumed: ${int(bundled.consumed)} (bundled), ${int(apache.consumed)} (Apache Kafka).`;
+}
+
+interface ReplicationRow {
+  target: string;
+  recordSize: number;
+  produced: ProducerPerformanceResult;
+}
+
+/** ProducerPerformance with acks=all (the Java defaults: idempotence on) to RF 3, min ISR 2, on 3 nodes. */
+async function replicatedRun(target: Target, records: number, recordSize: number): Promise<ReplicationRow> {
+  log(`replication: ${records} x ${recordSize} B, acks=all, RF 3 -> ${target.name}`);
+  await createTopic(target.bootstrap, 'replicated', 6, { factor: 3, minIsr: 2 });
+  const produced = await producerPerformance({
+    bootstrap: target.bootstrap,
+    topic: 'replicated',
+    records,
+    recordSize,
+    producerProps: { acks: 'all' },
+    timeoutMs: 30 * 60_000,
+  });
+  log(`  ${int(produced.recordsPerSec)} rec/s, p99 ${produced.p99Ms} ms`);
+  return { target: target.name, recordSize, produced };
+}
+
+async function replicationSection(records: number): Promise<string> {
+  const bundled = await withCluster('bundled', 'none', (t) => replicatedRun(t, records, 100));
+  const apache = await withCluster('apache', 'none', (t) => replicatedRun(t, records, 100));
+  const kb = Math.max(10_000, Math.round(records / 10));
+  const none = await withCluster('bundled', 'none', (t) => replicatedRun(t, kb, 1024));
+  const batch = await withCluster('bundled', 'batch', (t) => replicatedRun(t, kb, 1024));
+  const ratio = (a: number, b: number) => `${fixed(a / b)}x`;
+  const line = (r: ReplicationRow) =>
+    `| ${r.target} | ${r.recordSize} B | ${int(r.produced.recordsPerSec)} | ${fixed(r.produced.mbPerSec)} | ${fixed(r.produced.avgLatencyMs, 1)} | ` +
+    `${r.produced.p50Ms} | ${r.produced.p99Ms} | ${r.produced.p999Ms} | ${fixed(r.produced.maxLatencyMs, 0)} |`;
+  return `## Replication: 3 nodes, RF 3, acks=all
+
+ProducerPerformance with \`acks=all\` (Java defaults otherwise: idempotence on, batch.size 16384, linger.ms 5),
+one topic of 6 partitions with replication factor 3 and min.insync.replicas 2, three nodes on this one machine:
+the bundled cluster (three nodes in one kbench-broker process) and three Apache Kafka ${KAFKA_VERSION} KRaft nodes
+(each broker and controller, each its own JVM). Then the bundled cluster with \`--fsync batch\` (fdatasync before
+every acknowledgement, on leader and followers) against \`--fsync none\` (page cache), at 1 KB.
+Latencies in ms, as ProducerPerformance measures them.
+
+| target | record | rec/s | MB/s | avg | p50 | p99 | p99.9 | max |
+|---|---|---|---|---|---|---|---|---|
+${line(bundled)}
+${line(apache)}
+| **ratio bundled / Apache Kafka** | | **${ratio(bundled.produced.recordsPerSec, apache.produced.recordsPerSec)}** | | ${ratio(bundled.produced.avgLatencyMs, apache.produced.avgLatencyMs)} | | ${ratio(bundled.produced.p99Ms, apache.produced.p99Ms)} | | |
+${line(none)}
+${line(batch)}
+| **ratio fsync batch / none** | | **${ratio(batch.produced.recordsPerSec, none.produced.recordsPerSec)}** | | ${ratio(batch.produced.avgLatencyMs, none.produced.avgLatencyMs)} | | ${ratio(batch.produced.p99Ms, none.produced.p99Ms)} | | |
+
+${int(records)} records of 100 B; ${int(kb)} records of 1 KB.`;
 }
 
 interface TopicCountRow {
@@ -233,6 +327,9 @@ async function main(): Promise<void> {
   if (only.has('machine')) replaceSection(flags.doc, 'machine', machineSection());
   if (only.has('throughput')) {
     replaceSection(flags.doc, 'throughput', await throughputSection(Number(flags.records)));
+  }
+  if (only.has('replication')) {
+    replaceSection(flags.doc, 'replication', await replicationSection(Number(flags['replication-records'])));
   }
   if (only.has('topics')) {
     const counts = flags['topic-counts'].split(',').map(Number);
