@@ -8,6 +8,7 @@ use super::node::ClusterNode;
 use super::state::TopicState;
 use crate::broker::Broker;
 use crate::error::{Error, Result};
+use crate::storage::log::check_growth;
 use crate::storage::topic::{validate_topic_name, TopicMeta};
 use crate::topic_config::TopicOverrides;
 use kafka_protocol::ResponseError;
@@ -138,18 +139,7 @@ pub async fn create_partitions(
     count: i32,
     validate_only: bool,
 ) -> Result<()> {
-    let check = |t: &TopicState| {
-        let current = t.partitions.len() as i32;
-        if count <= current {
-            let message = if count == current {
-                format!("topic already has {current} partitions")
-            } else {
-                format!("topic currently has {current} partitions, which is higher than the requested {count}")
-            };
-            return Err(Error::kafka(ResponseError::InvalidPartitions, message));
-        }
-        Ok(())
-    };
+    let check = |t: &TopicState| check_growth(t.partitions.len() as i32, count);
     if validate_only {
         let state = node.state();
         let t = state.topics.get(name).ok_or_else(|| unknown_topic(name))?;

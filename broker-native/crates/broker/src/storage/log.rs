@@ -24,6 +24,7 @@ const LEGACY_TOPICS_DIR: &str = "__topics";
 
 /// DeleteTopics, CreatePartitions and topic config changes.
 mod admin;
+pub use admin::check_growth;
 
 #[derive(Debug)]
 pub struct Log {

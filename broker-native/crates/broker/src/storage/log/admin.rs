@@ -19,6 +19,21 @@ fn unknown_topic(name: &str) -> Error {
     )
 }
 
+/// CreatePartitions may only grow a topic: INVALID_PARTITIONS otherwise.
+pub fn check_growth(current: i32, count: i32) -> Result<()> {
+    if count > current {
+        return Ok(());
+    }
+    let message = if count == current {
+        format!("topic already has {current} partitions")
+    } else {
+        format!(
+            "topic currently has {current} partitions, which is higher than the requested {count}"
+        )
+    };
+    Err(Error::kafka(ResponseError::InvalidPartitions, message))
+}
+
 impl Log {
     /// The configuration a topic without overrides gets on this broker.
     pub fn topic_defaults(&self) -> TopicConfig {
@@ -129,14 +144,7 @@ impl Log {
         let _guard = self.create.lock().expect("create lock");
         let topic = self.topic(name).ok_or_else(|| unknown_topic(name))?;
         let current = topic.partitions.len() as i32;
-        if count <= current {
-            let message = if count == current {
-                format!("topic already has {current} partitions")
-            } else {
-                format!("topic currently has {current} partitions, which is higher than the requested {count}")
-            };
-            return Err(Error::kafka(ResponseError::InvalidPartitions, message));
-        }
+        check_growth(current, count)?;
         if validate_only {
             return Ok(());
         }
