@@ -1,6 +1,6 @@
 // OpenMessaging Benchmark interop, export side: a stored run as OMB's result JSON (the fields of
 // its TestResult class), so OMB's charting scripts can plot kbench runs beside OMB runs.
-import type { LatencySummary, RunRecord, Sample } from '@kbench/schema';
+import { type LatencySummary, meanMessageSize, type RunRecord, type Sample } from '@kbench/schema';
 
 type Series = number[];
 
@@ -95,7 +95,7 @@ export function runToOmbResult(run: RunRecord, samples: Sample[]): OmbTestResult
   return {
     workload: s.name,
     driver: `kbench ${run.environment.driver} -> ${run.environment.target}`,
-    messageSize: typeof size === 'number' ? size : Math.round((size.min + size.max) / 2),
+    messageSize: Math.round(meanMessageSize(size) ?? measuredMeanSize(samples)),
     topics: s.topics.count,
     partitions: s.topics.partitions,
     producersPerTopic: s.producers.count / s.topics.count,
@@ -139,4 +139,10 @@ export function runToOmbResult(run: RunRecord, samples: Sample[]): OmbTestResult
     aggregatedEndToEndLatencyMax: e2e.max,
     aggregatedEndToEndLatencyQuantiles: e2e.quantiles,
   };
+}
+
+/** Mean value bytes per record over the samples (for payload files, whose size the scenario does not say). */
+function measuredMeanSize(samples: Sample[]): number {
+  const records = samples.reduce((n, x) => n + x.producedRecords, 0);
+  return records > 0 ? samples.reduce((n, x) => n + x.producedBytes, 0) / records : 0;
 }

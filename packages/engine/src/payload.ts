@@ -1,7 +1,14 @@
 // Message values and keys. A value of 8 bytes or more carries its send time (µs since the epoch,
 // float64 LE) in its first 8 bytes, so a consumer can measure end-to-end latency.
 import { randomBytes } from 'node:crypto';
-import type { Scenario } from '@kbench/schema';
+import { readFileSync } from 'node:fs';
+import {
+  MAX_MESSAGE_BYTES,
+  type MessageSize,
+  meanMessageSize,
+  messageSizeBounds,
+  type Scenario,
+} from '@kbench/schema';
 
 const POOL_BYTES = 1024 * 1024;
 export const TIMESTAMP_BYTES = 8;
@@ -11,28 +18,101 @@ export function nowMicros(): number {
   return (performance.timeOrigin + performance.now()) * 1000;
 }
 
+/** A small seeded generator of uniform numbers in [0, 1) (mulberry32), so sizes repeat run to run. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Draws message sizes: fixed, uniform over [min, max], normal or exponential (rounded and
+ * clamped to [min ?? 1, max ?? the largest message]). Payload files are not drawn: see PayloadSource.
+ */
+export function sizeSampler(size: Exclude<MessageSize, { payloadFile: string }>, seed = 1): () => number {
+  if (typeof size === 'number') return () => size;
+  const random = seededRandom(seed);
+  if (!('distribution' in size)) return () => size.min + Math.floor(random() * (size.max - size.min + 1));
+  const lo = size.min ?? 1;
+  const hi = size.max ?? MAX_MESSAGE_BYTES;
+  const clamp = (x: number) => Math.min(hi, Math.max(lo, Math.round(x)));
+  if (size.distribution === 'exponential') return () => clamp(-size.mean * Math.log(1 - random()));
+  // Normal by Box-Muller, both draws of a pair used.
+  let spare: number | null = null;
+  return () => {
+    if (spare !== null) {
+      const z = spare;
+      spare = null;
+      return clamp(size.mean + size.stddev * z);
+    }
+    const u = 1 - random();
+    const v = random();
+    const r = Math.sqrt(-2 * Math.log(u));
+    spare = r * Math.sin(2 * Math.PI * v);
+    return clamp(size.mean + size.stddev * r * Math.cos(2 * Math.PI * v));
+  };
+}
+
+/** The content of a payload file, or an Error naming the field. */
+export function readPayloadFile(file: string): Buffer {
+  try {
+    const content = readFileSync(file);
+    if (content.length > MAX_MESSAGE_BYTES)
+      throw new Error(`is ${content.length} bytes, above the largest message (${MAX_MESSAGE_BYTES} bytes)`);
+    return content;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(`cannot read ${file}: ${code ?? (err as Error).message}`);
+  }
+}
+
 export class PayloadSource {
   private readonly pool: Buffer;
+  private readonly payload: Buffer | null;
+  private readonly nextSizeFn: () => number;
   private cursor = 0;
   private keyCounter = 0;
-  constructor(private readonly producers: Scenario['producers']) {
-    const max = typeof producers.messageSize === 'number' ? producers.messageSize : producers.messageSize.max;
-    this.pool = randomBytes(POOL_BYTES + max);
+  /** The mean value size (the file's size for a payload file). */
+  readonly meanSize: number;
+  constructor(
+    private readonly producers: Scenario['producers'],
+    seed = 1,
+  ) {
+    const size = producers.messageSize;
+    if (typeof size === 'object' && 'payloadFile' in size) {
+      const payload = readPayloadFile(size.payloadFile);
+      this.payload = payload;
+      this.nextSizeFn = () => payload.length;
+      this.meanSize = payload.length;
+      this.pool = randomBytes(POOL_BYTES);
+    } else {
+      this.payload = null;
+      this.nextSizeFn = sizeSampler(size, seed);
+      this.meanSize = meanMessageSize(size) ?? 1;
+      this.pool = randomBytes(POOL_BYTES + (messageSizeBounds(size)?.max ?? 0));
+    }
   }
 
   nextSize(): number {
-    const size = this.producers.messageSize;
-    if (typeof size === 'number') return size;
-    return size.min + Math.floor(Math.random() * (size.max - size.min + 1));
+    return this.nextSizeFn();
   }
 
-  /** A fresh value buffer stamped with `sentAtMicros`. */
+  /** A fresh value buffer stamped with `sentAtMicros` (a payload file's content, stamped the same way). */
   value(sentAtMicros: number): Buffer {
-    const size = this.nextSize();
-    const value = Buffer.allocUnsafe(size);
-    this.pool.copy(value, 0, this.cursor, this.cursor + size);
-    this.cursor = (this.cursor + 4099) % POOL_BYTES;
-    if (size >= TIMESTAMP_BYTES) value.writeDoubleLE(sentAtMicros, 0);
+    let value: Buffer;
+    if (this.payload) value = Buffer.from(this.payload);
+    else {
+      const size = this.nextSize();
+      value = Buffer.allocUnsafe(size);
+      this.pool.copy(value, 0, this.cursor, this.cursor + size);
+      this.cursor = (this.cursor + 4099) % POOL_BYTES;
+    }
+    if (value.length >= TIMESTAMP_BYTES) value.writeDoubleLE(sentAtMicros, 0);
     return value;
   }
 
@@ -50,4 +130,14 @@ export class PayloadSource {
 export function sentAtMicros(value: Buffer | null): number | null {
   if (!value || value.length < TIMESTAMP_BYTES) return null;
   return value.readDoubleLE(0);
+}
+
+/** A payload file's size in bytes (1 when it cannot be read: the scenario check reports that). */
+export function payloadFileBytes(size: MessageSize): number {
+  if (typeof size !== 'object' || !('payloadFile' in size)) return 1;
+  try {
+    return Math.max(1, readPayloadFile(size.payloadFile).length);
+  } catch {
+    return 1;
+  }
 }

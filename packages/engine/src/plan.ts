@@ -1,6 +1,14 @@
 // A dry run: what a run would create on its target and the load it would send, worked out from the
 // scenario, the profile and the rate ceiling alone. Nothing connects to the target.
-import { describeSecurity, parseDurationMs, type Scenario, targetKind } from '@kbench/schema';
+import {
+  describeMessageSize,
+  describeSecurity,
+  meanMessageSize,
+  parseDurationMs,
+  type Scenario,
+  targetKind,
+} from '@kbench/schema';
+import { payloadFileBytes } from './payload.js';
 import { ProfileStore } from './profiles.js';
 import { assertSupported, rateCeiling } from './supported.js';
 import { targetProfile } from './target.js';
@@ -63,7 +71,7 @@ export function planRun(s: Scenario, options: { profiles?: ProfileStore; maxRate
   const profile = targetProfile(s.target, profiles);
   const ceiling = rateCeiling(profile, options.maxRate) ?? null;
   const size = s.producers.messageSize;
-  const messageBytes = typeof size === 'number' ? size : (size.min + size.max) / 2;
+  const messageBytes = meanMessageSize(size) ?? payloadFileBytes(size);
   const durationMs = s.duration === undefined ? null : (parseDurationMs(s.duration) ?? null);
   const notes: string[] = [];
 
@@ -125,7 +133,7 @@ export function planRun(s: Scenario, options: { profiles?: ProfileStore; maxRate
       consumerGroups: s.consumers.count > 0 ? s.consumers.groups : 0,
       acks: String(s.producers.acks),
       messageBytes,
-      messageSize: typeof size === 'number' ? `${size} bytes` : `${size.min} to ${size.max} bytes`,
+      messageSize: describeMessageSize(size),
       rate: s.producers.rate,
       targetRate,
       rateCeiling: ceiling,

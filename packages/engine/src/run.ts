@@ -6,6 +6,7 @@ import {
   type FaultEvent,
   type FindMaxResult,
   isBootstrapList,
+  meanMessageSize,
   parseDurationMs,
   type RunSummary,
   type Sample,
@@ -22,6 +23,7 @@ import { captureEnvironment } from './environment.js';
 import { FaultTimeline } from './faults.js';
 import { findMaxRate } from './find-max.js';
 import { Meter } from './meter.js';
+import { payloadFileBytes } from './payload.js';
 import { ProfileStore } from './profiles.js';
 import { assertSupported, rateCeiling } from './supported.js';
 import { openTarget, type Target, targetProfile } from './target.js';
@@ -326,7 +328,7 @@ export class ScenarioRun extends EventEmitter {
   ): Promise<void> {
     const s = this.scenario;
     const size = s.producers.messageSize;
-    const meanSize = Math.max(1, typeof size === 'number' ? size : (size.min + size.max) / 2);
+    const meanSize = Math.max(1, meanMessageSize(size) ?? payloadFileBytes(size));
     const records = Math.ceil(s.consumers.backlog / meanSize);
     const producers = Math.max(1, s.producers.count);
     const loader = await driver.startProducers({

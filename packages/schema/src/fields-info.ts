@@ -147,7 +147,7 @@ export const FIELD_INFO: FieldInfo[] = [
     path: 'producers.messageSize',
     kind: 'size',
     label: 'Message size',
-    help: 'Value bytes: 100, 1KB (or { min, max } in YAML).',
+    help: 'Value bytes: 100, 1KB (or in YAML { min, max }, { distribution: normal, mean, stddev } / { distribution: exponential, mean }, or { payloadFile: <path> }).',
   },
   {
     path: 'producers.rate',

@@ -3,6 +3,7 @@ export * from './errors.js';
 export { KNOWN_FIELDS } from './fields.js';
 export * from './fields-info.js';
 export * from './library.js';
+export * from './message-size.js';
 export * from './omb.js';
 export * from './parse.js';
 export * from './profile.js';

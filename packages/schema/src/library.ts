@@ -1,5 +1,6 @@
 // The scenario library as the server lists it and the web app shows it.
 import type { ScenarioIssue } from './errors.js';
+import type { MessageSize } from './message-size.js';
 
 /** The knobs a person scans a list for, from the resolved scenario. */
 export interface ScenarioOutline {
@@ -9,7 +10,7 @@ export interface ScenarioOutline {
   partitions: number;
   producers: number;
   consumers: number;
-  messageSize: number | { min: number; max: number };
+  messageSize: MessageSize;
   /** How long it runs: a duration ("60s") or a record count. */
   length: string;
   sweep: boolean;

@@ -1,6 +1,7 @@
 // The scenario file: what load to send, where, and for how long. Every default lives here, once.
 import { z } from 'zod';
 import { bool, closedObject, duration, integer, oneOf, size, text } from './fields.js';
+import { messageSizeSchema } from './message-size.js';
 import { parseDurationMs } from './units.js';
 
 export const ACKS = [0, 1, 'all'] as const;
@@ -10,9 +11,6 @@ export const START_AT = ['latest', 'earliest', 'backlog'] as const;
 export const FAULT_ACTIONS = ['kill', 'pause', 'restart'] as const;
 /** What a run does when a topic it would create exists already. */
 export const IF_TOPIC_EXISTS = ['fail', 'reuse'] as const;
-
-/** Largest message the broker accepts by default (Kafka's message.max.bytes is about 1 MB; we allow 16 MB). */
-export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 const fsyncPolicy = z.unknown().transform((input, ctx): string => {
   if (input === 'none' || input === 'batch') return input;
@@ -46,27 +44,6 @@ const rate = z.unknown().transform((input, ctx): number | 'max' | 'find-max' => 
   return z.NEVER;
 });
 
-const messageSizeRange = closedObject('producers.messageSize', {
-  min: size({ min: 0, max: MAX_MESSAGE_BYTES }),
-  max: size({ min: 0, max: MAX_MESSAGE_BYTES }),
-}).refine((r) => r.min <= r.max, { message: 'must not be larger than max', path: ['min'] });
-
-const messageSize = z.unknown().transform((input, ctx): number | { min: number; max: number } => {
-  if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
-    const parsed = messageSizeRange.safeParse(input);
-    if (parsed.success) return parsed.data;
-    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path });
-    return z.NEVER;
-  }
-  const parsed = size({ min: 0, max: MAX_MESSAGE_BYTES }).safeParse(input);
-  if (parsed.success) return parsed.data;
-  ctx.addIssue({
-    code: 'custom',
-    message: `must be a size in bytes (100, 1KB) or a range { min, max } up to ${MAX_MESSAGE_BYTES} bytes (got ${JSON.stringify(input)})`,
-  });
-  return z.NEVER;
-});
-
 const topicConfigValue = z.union([z.string(), z.number(), z.boolean()]).transform(String);
 
 const cluster = closedObject('cluster', {
@@ -95,7 +72,7 @@ const topics = closedObject('topics', {
 const producers = closedObject('producers', {
   count: integer(0, 1000).default(1),
   acks: oneOf(ACKS, { '-1': 'all' }).default(1),
-  messageSize: messageSize.default(100),
+  messageSize: messageSizeSchema.default(100),
   keys: keys.default('none'),
   rate: rate.default('max'),
   compression: oneOf(COMPRESSION).default('none'),

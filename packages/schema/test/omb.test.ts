@@ -21,6 +21,7 @@ describe('ombToScenario', () => {
     expect(s.cluster.nodes).toBe(3);
     expect(s.producers).toMatchObject({
       count: 1,
+      // lz4 keeps the native driver, which sends random values rather than the payload file.
       messageSize: 1024,
       rate: 50000,
       acks: 'all',
@@ -32,6 +33,14 @@ describe('ombToScenario', () => {
     // OMB's default one-minute warm-up comes before its 15 test minutes; kbench's duration holds both.
     expect(s.duration).toBe('16m');
     expect(s.warmup).toBe('60s');
+  });
+
+  it('maps payloadFile, with driver kafkajs, when the compression allows it', () => {
+    const { scenario, unmapped } = ombToScenario(fixture('1-topic-16-partitions-1kb.yaml'));
+    const s = parseScenario(scenario);
+    expect(s.producers.messageSize).toEqual({ payloadFile: 'payload/payload-1Kb.data' });
+    expect(s.driver).toBe('kafkajs');
+    expect(unmapped.map((u) => u.field)).not.toContain('payloadFile');
   });
 
   it('names every field it could not map', () => {

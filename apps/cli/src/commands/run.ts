@@ -11,6 +11,7 @@ import {
   parseSizeBytes,
   type RunRecord,
   readScenarioText,
+  resolvePayloadFile,
   type Scenario,
   setKnob,
 } from '@kbench/schema';
@@ -67,7 +68,7 @@ export async function loadScenario(
       `cannot read scenario ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
     );
   }
-  let raw = readScenarioText(text, file) as Record<string, unknown>;
+  let raw = resolvePayloadFile(readScenarioText(text, file), path.resolve(file)) as Record<string, unknown>;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
     raw = raw as unknown as Record<string, unknown>;
   for (const assignment of opts.set ?? []) raw = applySet(raw, assignment);

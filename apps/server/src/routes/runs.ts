@@ -6,6 +6,7 @@ import {
   RUN_STATUSES,
   type RunStatus,
   readScenarioText,
+  resolvePayloadFile,
   type Scenario,
   ScenarioError,
 } from '@kbench/schema';
@@ -47,7 +48,8 @@ async function scenarioFromBody(
     else if (body.yaml !== undefined) raw = readScenarioText(body.yaml);
     else if (body.path !== undefined) {
       const file = await app.scenarios.read(body.path);
-      raw = readScenarioText(file.text, body.path);
+      // A relative payloadFile is relative to the scenario file, as on the command line.
+      raw = resolvePayloadFile(readScenarioText(file.text, body.path), file.file);
       source = file.file;
     }
     for (const assignment of body.set ?? []) raw = applySet(raw, assignment);

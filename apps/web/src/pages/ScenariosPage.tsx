@@ -25,7 +25,11 @@ function outlineText(o: ScenarioOutline): string {
   const size =
     typeof o.messageSize === 'number'
       ? formatBytes(o.messageSize)
-      : `${formatBytes(o.messageSize.min)}–${formatBytes(o.messageSize.max)}`;
+      : 'payloadFile' in o.messageSize
+        ? 'payload file'
+        : 'distribution' in o.messageSize
+          ? `${o.messageSize.distribution}, mean ${formatBytes(o.messageSize.mean)}`
+          : `${formatBytes(o.messageSize.min)}–${formatBytes(o.messageSize.max)}`;
   return [
     o.length,
     o.driver,

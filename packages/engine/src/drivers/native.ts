@@ -88,6 +88,9 @@ export function nativeDriver(): LoadDriver {
       plainOnly(plan);
       const c = plan.config;
       const size = c.messageSize;
+      // The Rust engine draws fixed or uniform sizes only; the scenario check refuses the rest.
+      if (typeof size === 'object' && !('min' in size && 'max' in size && !('distribution' in size)))
+        throw new Error('the native driver supports producers.messageSize as a size or { min, max } only');
       const makers = Array.from(
         { length: c.count },
         (_, i) => () =>

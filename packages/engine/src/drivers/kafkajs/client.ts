@@ -1,4 +1,13 @@
-import { Kafka, type KafkaConfig, type LogEntry, logLevel, type SASLOptions } from 'kafkajs';
+import net, { type Socket } from 'node:net';
+import tls from 'node:tls';
+import {
+  type ISocketFactory,
+  Kafka,
+  type KafkaConfig,
+  type LogEntry,
+  logLevel,
+  type SASLOptions,
+} from 'kafkajs';
 import type { ConnectionSecurity } from '../../security.js';
 
 export type Log = (level: 'error' | 'warn' | 'info', message: string) => void;
@@ -21,10 +30,12 @@ export function createKafka(
   brokers: string[],
   log: Log,
   security?: ConnectionSecurity,
+  wire?: WireCounter,
 ): Kafka {
   return new Kafka({
     clientId,
     brokers,
+    ...(wire ? { socketFactory: wire.socketFactory() } : {}),
     ...kafkajsSecurity(security),
     logLevel: logLevel.WARN,
     logCreator:
@@ -37,4 +48,36 @@ export function createKafka(
     connectionTimeout: 5000,
     requestTimeout: 30_000,
   });
+}
+
+/**
+ * Bytes on the wire of a kafkajs client: what it wrote to its broker connections (requests as
+ * encoded, record batches compressed, headers included). kafkajs's own instrumentation reports
+ * response sizes only, so the count comes from the sockets, which kafkajs lets us create.
+ */
+export class WireCounter {
+  private readonly sockets = new Map<Socket, number>();
+
+  socketFactory(): ISocketFactory {
+    return ({ host, port, ssl, onConnect }) => {
+      const socket = ssl
+        ? tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...ssl }, onConnect)
+        : net.connect({ host, port }, onConnect);
+      socket.setKeepAlive(true, 60_000);
+      this.sockets.set(socket, 0);
+      return socket;
+    };
+  }
+
+  /** Bytes written since the last take. */
+  take(): number {
+    let total = 0;
+    for (const [socket, counted] of this.sockets) {
+      const written = socket.bytesWritten;
+      total += written - counted;
+      if (socket.destroyed) this.sockets.delete(socket);
+      else this.sockets.set(socket, written);
+    }
+    return total;
+  }
 }

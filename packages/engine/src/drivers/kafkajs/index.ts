@@ -168,7 +168,7 @@ export function kafkajsDriver(log: Log): LoadDriver {
     startProducers(plan: ProducersPlan) {
       const perWorker = spread(plan.config.count);
       let next = 0;
-      const plans: WorkerPlan[] = perWorker.map((count) => {
+      const plans: WorkerPlan[] = perWorker.map((count, index) => {
         const mine = plan.recordsEach?.slice(next, next + count) ?? null;
         next += count;
         return {
@@ -180,6 +180,7 @@ export function kafkajsDriver(log: Log): LoadDriver {
           count,
           config: plan.config,
           ratePerSec: plan.ratePerSec,
+          seed: index + 1,
           records: mine === null ? null : mine.reduce((a, b) => a + b, 0),
           durationMs: plan.durationMs,
         };

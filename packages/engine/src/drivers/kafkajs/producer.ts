@@ -48,8 +48,7 @@ export class LoadProducer {
   }
 
   private recordsPerSend(): number {
-    const size = this.plan.config.messageSize;
-    const typical = typeof size === 'number' ? size : (size.min + size.max) / 2;
+    const typical = this.plan.payload.meanSize;
     const byBatchSize = Math.max(1, Math.floor(this.plan.config.batchSize / Math.max(1, typical)));
     if (this.plan.ratePerSec === null) return byBatchSize;
     // At a fixed rate, send at most ~5 ms worth of records at a time so intended send times stay fine-grained.

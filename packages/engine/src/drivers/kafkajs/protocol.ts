@@ -13,6 +13,8 @@ export type WorkerPlan =
       count: number;
       config: Scenario['producers'];
       ratePerSec: number | null;
+      /** Seeds this worker's message-size draws, so a run draws the same sizes each time. */
+      seed: number;
       /** Records for this worker's producers together, or null when bounded by time. */
       records: number | null;
       durationMs: number | null;

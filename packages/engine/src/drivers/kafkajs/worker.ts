@@ -4,7 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { IntervalAccumulator } from '../../interval.js';
 import { LoadControl } from '../../load-control.js';
 import { PayloadSource } from '../../payload.js';
-import { createKafka } from './client.js';
+import { createKafka, WireCounter } from './client.js';
 import { LoadConsumer } from './consumer.js';
 import { LoadProducer } from './producer.js';
 import type { FromWorker, ToWorker, WorkerPlan } from './protocol.js';
@@ -16,11 +16,14 @@ const post = (message: FromWorker) => port.postMessage(message);
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 const acc = new IntervalAccumulator();
+// Producers count what they put on the wire (the figure reported as wire bytes); consumers do not.
+const wire = plan.role === 'producers' ? new WireCounter() : undefined;
 const kafka = createKafka(
   plan.clientId,
   plan.bootstrap,
   (level, message) => post({ type: 'log', level, message }),
   plan.security,
+  wire,
 );
 const onError = (err: unknown) => post({ type: 'client-error', error: describe(err) });
 const producers: LoadProducer[] = [];
@@ -30,7 +33,7 @@ let control: LoadControl | null = null;
 async function setUp(): Promise<void> {
   if (plan.role === 'producers') {
     control = new LoadControl(null, plan.records, () => performance.now());
-    const payload = new PayloadSource(plan.config);
+    const payload = new PayloadSource(plan.config, plan.seed);
     for (let i = 0; i < plan.count; i++) {
       producers.push(
         new LoadProducer({
@@ -91,7 +94,7 @@ function take() {
   const now = performance.eventLoopUtilization();
   const busy = performance.eventLoopUtilization(now, lastLoop).utilization;
   lastLoop = now;
-  return { ...acc.take(), busy };
+  return { ...acc.take(), busy, ...(wire ? { wireBytes: wire.take() } : {}) };
 }
 
 port.on('message', (message: ToWorker) => {
