@@ -2,6 +2,7 @@
 // it, kept in sync both ways, and the same validation messages the CLI prints.
 import {
   checkScenario,
+  FAULT_ACTION_OPTIONS,
   FIELD_GROUPS,
   FIELD_INFO,
   type FieldInfo,
@@ -70,6 +71,140 @@ function issuesFor(issues: ScenarioIssue[], path: string): ScenarioIssue[] {
   );
 }
 
+/** The faults timeline, one row per fault; every edit writes the whole list back through onChange. */
+function FaultRows({
+  value,
+  issues,
+  onChange,
+}: {
+  value: unknown;
+  issues: ScenarioIssue[];
+  onChange: (path: string, value: unknown) => void;
+}) {
+  if (value !== undefined && !Array.isArray(value))
+    return <div className="help">Not a list; edit the faults in the YAML.</div>;
+  const rows = ((value as unknown[] | undefined) ?? []).map((r) =>
+    r && typeof r === 'object' && !Array.isArray(r) ? (r as Raw) : {},
+  );
+  const write = (next: Raw[]) => onChange('faults', next.length ? next : undefined);
+  const edit = (index: number, key: string, text: string) => {
+    const row: Raw = { ...rows[index] };
+    let v: unknown = text;
+    if (key === 'node' && /^\d+$/.test(text.trim())) v = Number(text.trim());
+    if (text === '') delete row[key];
+    else row[key] = v;
+    if (key === 'action' && text !== 'pause') delete row.for;
+    write(rows.map((r, i) => (i === index ? row : r)));
+  };
+  const cell = (index: number, key: string, input: React.ReactNode) => {
+    const own = issues.filter((i) => i.path === `faults[${index}].${key}`);
+    return (
+      <div className={`field${own.length ? ' invalid' : ''}`} data-testid={`fault-${index}-${key}`}>
+        {input}
+        {own.map((i) => (
+          <div key={i.message} className="field-error" data-testid="field-error">
+            {i.path}: {i.message}
+          </div>
+        ))}
+      </div>
+    );
+  };
+  return (
+    <div className="fault-rows">
+      {rows.length > 0 && (
+        <div className="fault-row fault-head">
+          <span>at</span>
+          <span>action</span>
+          <span>node</span>
+          <span>for</span>
+          <span />
+        </div>
+      )}
+      {rows.map((row, index) => {
+        const rowIssues = issues.filter((i) => i.path === `faults[${index}]`);
+        return (
+          // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity beyond their place in the list
+          <div key={index} data-testid={`fault-${index}`}>
+            <div className="fault-row">
+              {cell(
+                index,
+                'at',
+                <input
+                  aria-label={`Fault ${index + 1} at`}
+                  value={toInput(row.at)}
+                  placeholder="30s"
+                  onChange={(e) => edit(index, 'at', e.target.value)}
+                />,
+              )}
+              {cell(
+                index,
+                'action',
+                <select
+                  aria-label={`Fault ${index + 1} action`}
+                  value={toInput(row.action)}
+                  onChange={(e) => edit(index, 'action', e.target.value)}
+                >
+                  <option value="">choose…</option>
+                  {FAULT_ACTION_OPTIONS.map((a) => (
+                    <option key={a} value={a}>
+                      {a}
+                    </option>
+                  ))}
+                </select>,
+              )}
+              {cell(
+                index,
+                'node',
+                <input
+                  aria-label={`Fault ${index + 1} node`}
+                  value={toInput(row.node)}
+                  placeholder="1 or leader:topic-0"
+                  onChange={(e) => edit(index, 'node', e.target.value)}
+                />,
+              )}
+              {cell(
+                index,
+                'for',
+                <input
+                  aria-label={`Fault ${index + 1} for`}
+                  value={toInput(row.for)}
+                  placeholder={row.action === 'pause' ? '1s' : 'pause only'}
+                  disabled={row.action !== 'pause' && row.for === undefined}
+                  onChange={(e) => edit(index, 'for', e.target.value)}
+                />,
+              )}
+              <button
+                type="button"
+                className="btn ghost"
+                title="Remove this fault"
+                data-testid={`fault-${index}-remove`}
+                onClick={() => write(rows.filter((_, i) => i !== index))}
+              >
+                ✕
+              </button>
+            </div>
+            {rowIssues.map((i) => (
+              <div key={i.message} className="field-error" data-testid="field-error">
+                {i.path}: {i.message}
+              </div>
+            ))}
+          </div>
+        );
+      })}
+      <div>
+        <button
+          type="button"
+          className="btn"
+          data-testid="fault-add"
+          onClick={() => write([...rows, { at: '10s', action: 'kill', node: 1 }])}
+        >
+          + Add fault
+        </button>
+      </div>
+    </div>
+  );
+}
+
 function Field({
   info,
   raw,
@@ -89,7 +224,9 @@ function Field({
   const [jsonError, setJsonError] = useState<string | null>(null);
   useEffect(() => setJsonText(toInput(value)), [value]);
   let input: React.ReactNode;
-  if (info.kind === 'enum') {
+  if (info.path === 'faults') {
+    input = <FaultRows value={value} issues={own} onChange={onChange} />;
+  } else if (info.kind === 'enum') {
     input = (
       <select
         id={id}
@@ -161,7 +298,10 @@ function Field({
     );
   }
   return (
-    <div className={`field${own.length || jsonError ? ' invalid' : ''}`} data-testid={id}>
+    <div
+      className={`field${info.path === 'faults' ? ' wide' : own.length || jsonError ? ' invalid' : ''}`}
+      data-testid={id}
+    >
       <label htmlFor={id}>{info.label}</label>
       {input}
       {info.examples && (
@@ -173,11 +313,13 @@ function Field({
       )}
       <div className="help">{info.help}</div>
       {jsonError && <div className="field-error">{jsonError}</div>}
-      {own.map((i) => (
-        <div key={i.path + i.message} className="field-error" data-testid="field-error">
-          {i.path}: {i.message}
-        </div>
-      ))}
+      {own
+        .filter((i) => info.path !== 'faults' || !i.path.startsWith('faults['))
+        .map((i) => (
+          <div key={i.path + i.message} className="field-error" data-testid="field-error">
+            {i.path}: {i.message}
+          </div>
+        ))}
     </div>
   );
 }

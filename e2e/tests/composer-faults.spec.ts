@@ -1,0 +1,34 @@
+// The composer's faults timeline: rows in the form, kept in sync with the YAML, with errors by row.
+import { expect, test } from '@playwright/test';
+
+test('edit faults row by row, in sync with the YAML', async ({ page }) => {
+  await page.goto('/#/compose');
+  await expect(page.getByTestId('composer-page')).toBeVisible();
+  await page.getByText('all knobs').click();
+  const yaml = page.getByTestId('composer-yaml');
+
+  // A row added in the form shows up in the YAML.
+  await page.getByTestId('fault-add').click();
+  const row = page.getByTestId('fault-0');
+  await expect(row.getByTestId('fault-0-for').locator('input')).toBeDisabled();
+  await row.getByTestId('fault-0-action').locator('select').selectOption('pause');
+  await row.getByTestId('fault-0-node').locator('input').fill('1');
+  await row.getByTestId('fault-0-at').locator('input').fill('1s');
+  await row.getByTestId('fault-0-for').locator('input').fill('500ms');
+  await expect(yaml).toHaveValue(/faults:\n\s+- at: 1s\n\s+action: pause\n\s+node: 1\n\s+for: 500ms/);
+  await expect(page.getByTestId('composer-issues')).toHaveCount(0);
+
+  // A pause typed in the YAML without for gets a row and the error beside its for.
+  const text = await yaml.inputValue();
+  await yaml.fill(`${text.trimEnd()}\n  - at: 2s\n    action: pause\n    node: 2\n`);
+  await expect(page.getByTestId('fault-1-node').locator('input')).toHaveValue('2');
+  await expect(page.getByTestId('fault-1-for').getByTestId('field-error')).toContainText(
+    'faults[1].for: a pause needs for',
+  );
+  await expect(page.getByTestId('composer-launch')).toBeDisabled();
+
+  // Removing the row removes it from the YAML and clears the error.
+  await page.getByTestId('fault-1-remove').click();
+  await expect(yaml).not.toHaveValue(/at: 2s/);
+  await expect(page.getByTestId('composer-issues')).toHaveCount(0);
+});
