@@ -1,4 +1,6 @@
 // A run as it happens: progress, headline figures and live charts; the summary when it ends.
+
+import { faultMarks } from '@kbench/charts';
 import type { Sample } from '@kbench/schema';
 import { useEffect, useMemo, useState } from 'react';
 import { type ApiError, api, type RunRecord, type SweepInfo } from '../api';
@@ -80,6 +82,8 @@ export function LiveRunPage({ id }: { id: string }) {
   const ended = live.record !== null;
   const sweep = useSweep(id, ended);
   const label = useMemo(() => record?.scenario.name, [record]);
+  // The scenario's fault timeline while the run is live; the faults it recorded once it has ended.
+  const marks = useMemo(() => (record ? faultMarks(record) : []), [record]);
 
   // Comparing targets: follow the series from run to run, and open the comparison at the end.
   useEffect(() => {
@@ -162,7 +166,9 @@ export function LiveRunPage({ id }: { id: string }) {
       {ended && live.record?.error && <ErrorNote error={live.record.error} />}
       {ended && live.record?.summary && <SummaryTable summary={live.record.summary} />}
       {!ended && <Headline last={last} />}
-      {(samples.length > 0 || !ended) && <RunCharts samples={samples} {...(label ? { label } : {})} />}
+      {(samples.length > 0 || !ended) && (
+        <RunCharts samples={samples} faults={marks} {...(label ? { label } : {})} />
+      )}
     </div>
   );
 }
