@@ -2,6 +2,8 @@
 //! cluster state (the controller's job) and awaited until every live node
 //! has applied it, so a client's next request to any node sees it. The
 //! handlers validate names, counts and configs exactly as on a lone broker.
+//! (Config changes go through `Broker::set_topic_overrides`, which writes the
+//! shared state without waiting for the other nodes.)
 
 use super::controller::{assign_replicas, new_partition};
 use super::node::ClusterNode;
@@ -162,21 +164,6 @@ pub async fn create_partitions(
         let current = t.partitions.len();
         let more = assign_replicas(&alive, count as usize - current, rf, current % alive.len());
         t.partitions.extend(more.into_iter().map(new_partition));
-        Ok(())
-    })
-    .await
-}
-
-/// Replaces a topic's config overrides on every node.
-pub async fn set_topic_configs(
-    node: &Arc<ClusterNode>,
-    broker: &Broker,
-    name: &str,
-    overrides: TopicOverrides,
-) -> Result<()> {
-    node.change(broker, |s, _| {
-        let t = s.topics.get_mut(name).ok_or_else(|| unknown_topic(name))?;
-        t.configs = overrides.into_iter().collect();
         Ok(())
     })
     .await

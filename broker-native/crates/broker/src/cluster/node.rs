@@ -12,7 +12,6 @@ use crate::broker::Broker;
 use crate::error::{Error, Result};
 use crate::storage::segment::now_ms;
 use crate::topic_config::TopicOverrides;
-use kafka_protocol::ResponseError;
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -234,7 +233,8 @@ impl ClusterNode {
         }
         let state = self.store.read()?;
         *self.stamp.lock().expect("stamp lock") = stamp;
-        if state.version <= self.state().version && self.state().version > 0 {
+        let applied = self.state().version;
+        if applied > 0 && state.version <= applied {
             return Ok(false);
         }
         self.apply(broker, Arc::new(state))?;
@@ -492,12 +492,4 @@ pub fn spawn(node: Arc<ClusterNode>, broker: Arc<Broker>) -> JoinHandle<()> {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })
-}
-
-/// Kafka's error for a partition this node cannot serve as leader.
-pub fn not_leader() -> Error {
-    Error::kafka(
-        ResponseError::NotLeaderOrFollower,
-        "this node does not lead the partition".to_string(),
-    )
 }
