@@ -2,6 +2,7 @@
 // record's latency counts from when it was due, not from when the stalled client got round to it.
 // The broker is the standalone binary, paused for real with SIGSTOP.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,7 +32,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   broker.kill('SIGCONT');
+  // The broker writes its clean-shutdown files as it stops: wait for it before removing its data.
+  const exited = broker.exitCode === null ? once(broker, 'exit') : Promise.resolve();
   broker.kill('SIGTERM');
+  await exited;
   await rm(dataDir, { recursive: true, force: true });
 });
 
