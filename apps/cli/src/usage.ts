@@ -36,7 +36,8 @@ Options of run:
                           find-max are capped at it (a profile's maxRate applies too; the lower wins)
   --json                  print the stored run as JSON on stdout (progress goes to stderr)
   --quick                 a short version: duration at most 10s, warm-up at most 2s, records at most 100000,
-                          backlog at most 64MB, idle topics at most 1000
+                          backlog at most 64MB, idle topics at most 1000; faults keep their place
+                          in the run, scaled to its new length
 
 Environment:
   KBENCH_HOME             where the history (history.duckdb) and profiles (profiles/) live; default ~/.kbench

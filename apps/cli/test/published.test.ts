@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expandSweep, parseScenario, type RunSummary, readScenarioText, type Sample } from '@kbench/schema';
 import { describe, expect, it } from 'vitest';
+import { quickVersion } from '../src/commands/run.js';
 import { evaluateRule, METRICS, type MeasuredRun, parsePublished, type Rule } from '../src/published.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -202,5 +203,32 @@ describe('evaluateRule', () => {
       samples: [100, 100, 80, 60, 50, 40].map((r, i) => sample(i + 1, r)),
     };
     expect(evaluateRule(flat, 'long.yaml', [falling]).matches).toBe(false);
+  });
+});
+
+describe('--quick on a fault timeline', () => {
+  it('moves sangrenel-2014 broker-dropped kill to the same fraction of the short run', () => {
+    const file = path.join(SCENARIOS, 'sangrenel-2014/broker-dropped.yaml');
+    const raw = readScenarioText(readFileSync(file, 'utf8'), file) as Record<string, unknown>;
+    const quick = parseScenario(quickVersion(raw, parseScenario(raw, file)), file);
+    // 60 s into 10 s warm-up + 2 min: 60/130 of the quick run's 2 s + 10 s.
+    expect(quick.faults).toEqual([{ at: '5.5s', action: 'kill', node: 2 }]);
+  });
+
+  it('keeps a pause its length unless the run ends first', () => {
+    const raw = {
+      name: 'pauses',
+      cluster: { nodes: 3 },
+      duration: '100s',
+      faults: [
+        { at: '50s', action: 'pause', node: 1, for: '2s' },
+        { at: '99s', action: 'pause', node: 2, for: '30s' },
+      ],
+    };
+    const quick = parseScenario(quickVersion(raw, parseScenario(raw, 'x')), 'x');
+    expect(quick.faults).toEqual([
+      { at: '5s', action: 'pause', node: 1, for: '2s' },
+      { at: '9.9s', action: 'pause', node: 2, for: '100ms' },
+    ]);
   });
 });

@@ -46,13 +46,41 @@ export function quickVersion(raw: Record<string, unknown>, parsed: Scenario): Re
     }
   }
   const duration = parsed.duration === undefined ? undefined : parseDurationMs(parsed.duration);
+  const warmup = parseDurationMs(parsed.warmup) ?? 0;
   if (duration !== undefined && duration > QUICK.durationMs)
     out = setKnob(out, 'duration', formatDurationMs(QUICK.durationMs));
-  if ((parseDurationMs(parsed.warmup) ?? 0) > QUICK.warmupMs)
-    out = setKnob(out, 'warmup', formatDurationMs(QUICK.warmupMs));
+  if (warmup > QUICK.warmupMs) out = setKnob(out, 'warmup', formatDurationMs(QUICK.warmupMs));
+  if (duration !== undefined && parsed.faults.length > 0) {
+    const span = warmup + duration;
+    const quickSpan = Math.min(warmup, QUICK.warmupMs) + Math.min(duration, QUICK.durationMs);
+    if (quickSpan < span)
+      out = setKnob(out, 'faults', quickFaults(parsed.faults, quickSpan / span, quickSpan));
+  }
   if (parsed.records !== undefined && parsed.records > QUICK.records)
     out = setKnob(out, 'records', QUICK.records);
   return out;
+}
+
+/**
+ * A fault timeline for the shortened run: each fault happens at the same fraction of the run (warm-up
+ * included, as fault times count from the start of load). A pause keeps its length, cut short only
+ * where it would outlast the run, since its effect (a leader moving after the session timeout)
+ * depends on the length itself.
+ */
+function quickFaults(
+  faults: Scenario['faults'],
+  scale: number,
+  quickSpan: number,
+): Record<string, unknown>[] {
+  return faults.map((f) => {
+    const at = Math.round(((parseDurationMs(f.at) ?? 0) * scale) / 100) * 100;
+    const out: Record<string, unknown> = { at: formatDurationMs(at), action: f.action, node: f.node };
+    if (f.for !== undefined) {
+      const length = Math.min(parseDurationMs(f.for) ?? 0, Math.max(1, quickSpan - at));
+      out.for = formatDurationMs(length);
+    }
+    return out;
+  });
 }
 
 /** Reads a scenario file and applies --set, --target, --keep-topics and --quick, validating the result. */
