@@ -1,26 +1,9 @@
 // CSV export (RFC 4180: comma separated, CRLF line ends, fields quoted when they hold a comma, quote or line break).
 // Headers are the snake_case column names of the history tables, so a CSV and a SQL query agree.
 import type { BrokerNodeSample, RunListItem, Sample } from '@kbench/schema';
+import { SAMPLE_FIGURES } from './rows.js';
 
 type Cell = string | number | boolean | null;
-
-const SAMPLE_HEADER = [
-  't',
-  'interval_ms',
-  'warmup',
-  'produced_records',
-  'produced_bytes',
-  'consumed_records',
-  'consumed_bytes',
-  'errors',
-  'backlog',
-  'publish_p50_ms',
-  'publish_p99_ms',
-  'publish_max_ms',
-  'e2e_p50_ms',
-  'e2e_p99_ms',
-  'e2e_max_ms',
-];
 
 const RUN_HEADER = [
   'id',
@@ -79,25 +62,8 @@ export function samplesToCsv(samples: Sample[]): string {
       return BROKER_FIGURES.map(([, get]) => (b ? get(b) : null));
     });
   return toCsv(
-    [...SAMPLE_HEADER, ...brokerHeader],
-    samples.map((s) => [
-      s.t,
-      s.intervalMs,
-      s.warmup,
-      s.producedRecords,
-      s.producedBytes,
-      s.consumedRecords,
-      s.consumedBytes,
-      s.errors,
-      s.backlog,
-      s.publishP50Ms,
-      s.publishP99Ms,
-      s.publishMaxMs,
-      s.e2eP50Ms,
-      s.e2eP99Ms,
-      s.e2eMaxMs,
-      ...brokerCells(s),
-    ]),
+    [...SAMPLE_FIGURES.map(([column]) => column), ...brokerHeader],
+    samples.map((s) => [...SAMPLE_FIGURES.map(([, get]) => get(s)), ...brokerCells(s)]),
   );
 }
 

@@ -45,25 +45,30 @@ export const RUN_LIST_COLUMNS = [
   'notes',
 ] as const;
 
-export const SAMPLE_COLUMNS = [
-  'run_id',
-  't',
-  'interval_ms',
-  'warmup',
-  'produced_records',
-  'produced_bytes',
-  'consumed_records',
-  'consumed_bytes',
-  'errors',
-  'backlog',
-  'publish_p50_ms',
-  'publish_p99_ms',
-  'publish_max_ms',
-  'e2e_p50_ms',
-  'e2e_p99_ms',
-  'e2e_max_ms',
-  'broker',
-] as const;
+/**
+ * The per-sample figures: each table column and how it is read from a Sample. The samples table and
+ * the CSV export both follow this list, so their columns cannot drift apart.
+ */
+export const SAMPLE_FIGURES: readonly (readonly [string, (s: Sample) => number | boolean | null])[] = [
+  ['t', (s) => s.t],
+  ['interval_ms', (s) => s.intervalMs],
+  ['warmup', (s) => s.warmup],
+  ['produced_records', (s) => s.producedRecords],
+  ['produced_bytes', (s) => s.producedBytes],
+  ['consumed_records', (s) => s.consumedRecords],
+  ['consumed_bytes', (s) => s.consumedBytes],
+  ['errors', (s) => s.errors],
+  ['backlog', (s) => s.backlog],
+  ['publish_p50_ms', (s) => s.publishP50Ms],
+  ['publish_p99_ms', (s) => s.publishP99Ms],
+  ['publish_max_ms', (s) => s.publishMaxMs],
+  ['e2e_p50_ms', (s) => s.e2eP50Ms],
+  ['e2e_p99_ms', (s) => s.e2eP99Ms],
+  ['e2e_max_ms', (s) => s.e2eMaxMs],
+];
+
+/** Columns of `samples`: the run, the figures, and the broker's per-node figures as JSON. */
+export const SAMPLE_COLUMNS = ['run_id', ...SAMPLE_FIGURES.map(([column]) => column), 'broker'];
 
 /** The headline figures copied out of the summary into their own columns, for sorting and filtering. */
 export function headlineValues(summary: RunSummary | null): DuckDBValue[] {
@@ -101,21 +106,7 @@ export function runValues(run: RunRecord, owner: { pid: number; host: string }):
 export function sampleValues(runId: string, s: Sample): DuckDBValue[] {
   return [
     runId,
-    s.t,
-    s.intervalMs,
-    s.warmup,
-    s.producedRecords,
-    s.producedBytes,
-    s.consumedRecords,
-    s.consumedBytes,
-    s.errors,
-    s.backlog,
-    s.publishP50Ms,
-    s.publishP99Ms,
-    s.publishMaxMs,
-    s.e2eP50Ms,
-    s.e2eP99Ms,
-    s.e2eMaxMs,
+    ...SAMPLE_FIGURES.map(([, get]) => get(s)),
     s.broker === undefined ? null : JSON.stringify(s.broker),
   ];
 }
