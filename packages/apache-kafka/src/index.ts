@@ -7,6 +7,11 @@ export {
   type BundledClusterOptions,
   startBundledCluster,
 } from './bundled-cluster.js';
+export {
+  makeTestCertificates,
+  type TestCertificateOptions,
+  type TestCertificates,
+} from './certs.js';
 export { KafkaToolError, MissingProgramError } from './errors.js';
 export { type EnsureKafkaJarsOptions, ensureKafkaJars, type KafkaJars } from './jars.js';
 export {
@@ -35,12 +40,15 @@ export { answersApiVersions, freePort, kafkaRequest, metadataBrokerIds } from '.
 export {
   type ApacheKafka,
   type ApacheKafkaNode,
+  type ManagedClientAuth,
   type ManagedSasl,
   type ManagedSaslMechanism,
+  type ManagedTls,
   type NodeLayout,
   newClusterId,
   SERVER_JVM_ARGS,
   type StartApacheKafkaOptions,
   serverProperties,
   startApacheKafka,
+  tlsFiles,
 } from './server.js';

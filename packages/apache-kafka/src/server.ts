@@ -1,6 +1,6 @@
 // A real Apache Kafka 4.3.1 cluster on loopback: 1..N KRaft nodes, each broker and controller in one JVM.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KafkaToolError, tail } from './errors.js';
@@ -20,6 +20,32 @@ export interface ManagedSasl {
   users: { username: string; password: string }[];
 }
 
+/** ssl.client.auth: whether the broker asks TLS clients for a certificate. */
+export type ManagedClientAuth = 'none' | 'requested' | 'required';
+
+export interface ManagedTls {
+  /**
+   * The broker's certificate, PEM text or the path of a PEM file, optionally followed by the
+   * intermediate CA certificates of its chain. Clients check it against the hosts they dial, so
+   * for loopback it needs subjectAltName IP:127.0.0.1 (and DNS:localhost); see makeTestCertificates.
+   */
+  cert: string;
+  /**
+   * Its private key, PEM text or a path, unencrypted (PKCS#8, PKCS#1 or SEC1: kbench hands Kafka
+   * PKCS#8, the only form its PEM key store reads).
+   */
+  key: string;
+  /** CA certificates (PEM text or a path) the broker trusts for client certificates. Needed for client authentication. */
+  ca?: string;
+  /** ssl.client.auth of the SSL and SASL_SSL listeners. Default none. */
+  clientAuth?: ManagedClientAuth;
+  /**
+   * Also a listener named MTLS (security protocol SSL, ssl.client.auth=required) on every node,
+   * `mtlsBootstrap`, so one cluster serves TLS with and without client certificates. Needs `ca`.
+   */
+  mutualListener?: boolean;
+}
+
 export interface StartApacheKafkaOptions {
   /**
    * Holds server.properties, the log dirs (`logs/`) and the JVM's output (`server.log`) of a one-node
@@ -37,6 +63,12 @@ export interface StartApacheKafkaOptions {
    * the PLAINTEXT listener stays for the brokers among themselves and for tools.
    */
   sasl?: ManagedSasl;
+  /**
+   * Adds an SSL listener on every node (`sslBootstrap`) with this certificate, key and client
+   * authentication (Kafka's PEM key and trust stores, files in each node's folder); with `sasl` too,
+   * also a SASL_SSL listener (`saslSslBootstrap`), and with `tls.mutualListener` an MTLS one.
+   */
+  tls?: ManagedTls;
   /** Extra or overriding server configs, Kafka names, for every node. */
   serverProps?: Record<string, string | number | boolean>;
   /** JVM options of each node; default those of bin/kafka-server-start.sh (1 GB heap) and kafka-run-class.sh. */
@@ -54,6 +86,12 @@ export interface ApacheKafkaNode {
   controllerPort: number;
   /** The SASL_PLAINTEXT port, when started with `sasl`. */
   saslPort: number | null;
+  /** The SSL port, when started with `tls`. */
+  sslPort: number | null;
+  /** The SASL_SSL port, when started with `sasl` and `tls`. */
+  saslSslPort: number | null;
+  /** The MTLS port (SSL, client certificate required), when started with `tls.mutualListener`. */
+  mtlsPort: number | null;
   pid: number;
   dataDir: string;
   /** The JVM's stdout and stderr. */
@@ -65,6 +103,12 @@ export interface ApacheKafka {
   bootstrap: string;
   /** Every node's SASL_PLAINTEXT listener, or null when started without `sasl`. */
   saslBootstrap: string | null;
+  /** Every node's SSL listener, or null when started without `tls`. */
+  sslBootstrap: string | null;
+  /** Every node's SASL_SSL listener, or null unless started with both `sasl` and `tls`. */
+  saslSslBootstrap: string | null;
+  /** Every node's MTLS listener (SSL, client certificate required), or null without `tls.mutualListener`. */
+  mtlsBootstrap: string | null;
   /** Node 1's PLAINTEXT port. */
   port: number;
   /** Node 1's CONTROLLER port. */
@@ -95,18 +139,42 @@ export interface NodeLayout {
   port: number;
   controllerPort: number;
   saslPort: number | null;
+  sslPort?: number | null;
+  saslSslPort?: number | null;
+  mtlsPort?: number | null;
+}
+
+/** Where a node with `tls` keeps the PEM files it serves: key and certificate chain, and the trusted CAs. */
+export function tlsFiles(node: Pick<NodeLayout, 'dataDir'>): { keystore: string; truststore: string } {
+  return {
+    keystore: join(node.dataDir, 'tls-keystore.pem'),
+    truststore: join(node.dataDir, 'tls-truststore.pem'),
+  };
 }
 
 /** The server.properties of one node of a KRaft cluster on 127.0.0.1 whose nodes are all broker and controller. */
 export function serverProperties(
   node: NodeLayout,
   cluster: NodeLayout[],
-  options: { sasl?: ManagedSasl; extra?: Record<string, string | number | boolean> } = {},
+  options: { sasl?: ManagedSasl; tls?: ManagedTls; extra?: Record<string, string | number | boolean> } = {},
 ): string {
   const internalRf = Math.min(3, cluster.length);
-  const { sasl } = options;
+  const { sasl, tls } = options;
   const listeners = [`PLAINTEXT://127.0.0.1:${node.port}`, `CONTROLLER://127.0.0.1:${node.controllerPort}`];
+  const protocols = ['PLAINTEXT:PLAINTEXT', 'CONTROLLER:PLAINTEXT', 'SASL_PLAINTEXT:SASL_PLAINTEXT'];
   if (sasl && node.saslPort !== null) listeners.push(`SASL_PLAINTEXT://127.0.0.1:${node.saslPort}`);
+  if (tls && node.sslPort) {
+    listeners.push(`SSL://127.0.0.1:${node.sslPort}`);
+    protocols.push('SSL:SSL');
+  }
+  if (tls && sasl && node.saslSslPort) {
+    listeners.push(`SASL_SSL://127.0.0.1:${node.saslSslPort}`);
+    protocols.push('SASL_SSL:SASL_SSL');
+  }
+  if (tls?.mutualListener && node.mtlsPort) {
+    listeners.push(`MTLS://127.0.0.1:${node.mtlsPort}`);
+    protocols.push('MTLS:SSL');
+  }
   const props: Record<string, string | number | boolean> = {
     'process.roles': 'broker,controller',
     'node.id': node.id,
@@ -115,8 +183,7 @@ export function serverProperties(
     'advertised.listeners': listeners.join(','),
     'controller.listener.names': 'CONTROLLER',
     'inter.broker.listener.name': 'PLAINTEXT',
-    'listener.security.protocol.map':
-      'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
+    'listener.security.protocol.map': protocols.join(','),
     'log.dirs': join(node.dataDir, 'logs'),
     'num.partitions': 1,
     'offsets.topic.replication.factor': internalRf,
@@ -126,7 +193,8 @@ export function serverProperties(
     'share.coordinator.state.topic.min.isr': Math.min(2, internalRf),
     // One member groups should not wait 3 s for others.
     'group.initial.rebalance.delay.ms': 0,
-    ...(sasl ? saslProperties(sasl) : {}),
+    ...(sasl ? saslProperties(sasl, tls ? ['sasl_plaintext', 'sasl_ssl'] : ['sasl_plaintext']) : {}),
+    ...(tls ? tlsProperties(node, tls) : {}),
     ...options.extra,
   };
   const lines = Object.entries(props).map(([key, value]) => `${key}=${value}`);
@@ -142,19 +210,102 @@ function jaasQuote(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
-function saslProperties(sasl: ManagedSasl): Record<string, string> {
+function saslProperties(sasl: ManagedSasl, listenerNames: string[]): Record<string, string> {
   const mechanisms = saslMechanisms(sasl);
   const props: Record<string, string> = { 'sasl.enabled.mechanisms': mechanisms.join(',') };
-  for (const mechanism of mechanisms) {
-    const key = `listener.name.sasl_plaintext.${mechanism.toLowerCase()}.sasl.jaas.config`;
-    if (mechanism === 'PLAIN') {
-      const users = sasl.users.map((u) => `user_${u.username}=${jaasQuote(u.password)}`).join(' ');
-      props[key] = `org.apache.kafka.common.security.plain.PlainLoginModule required ${users};`;
-    } else {
-      props[key] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;';
+  for (const listener of listenerNames) {
+    for (const mechanism of mechanisms) {
+      const key = `listener.name.${listener}.${mechanism.toLowerCase()}.sasl.jaas.config`;
+      if (mechanism === 'PLAIN') {
+        const users = sasl.users.map((u) => `user_${u.username}=${jaasQuote(u.password)}`).join(' ');
+        props[key] = `org.apache.kafka.common.security.plain.PlainLoginModule required ${users};`;
+      } else {
+        props[key] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;';
+      }
     }
   }
   return props;
+}
+
+/** PEM key and trust stores by file (written by startApacheKafka, see tlsFiles), client authentication per listener. */
+function tlsProperties(node: NodeLayout, tls: ManagedTls): Record<string, string> {
+  const files = tlsFiles(node);
+  const props: Record<string, string> = {
+    'ssl.keystore.type': 'PEM',
+    'ssl.keystore.location': files.keystore,
+    'ssl.client.auth': tls.clientAuth ?? 'none',
+  };
+  if (tls.ca !== undefined) {
+    props['ssl.truststore.type'] = 'PEM';
+    props['ssl.truststore.location'] = files.truststore;
+  }
+  if (tls.mutualListener) props['listener.name.mtls.ssl.client.auth'] = 'required';
+  return props;
+}
+
+/** PEM text as is, or the contents of the file it names. */
+function pemText(value: string, field: string): string {
+  if (value.includes('-----BEGIN')) return value;
+  try {
+    return readFileSync(value, 'utf8');
+  } catch (err) {
+    throw new Error(
+      `startApacheKafka: ${field}: cannot read ${value} (${(err as NodeJS.ErrnoException).code ?? err})`,
+    );
+  }
+}
+
+/**
+ * The PEM files of a node's key store (its key as PKCS#8, then the certificate chain) and trust
+ * store; throws naming the field when the material is unusable.
+ */
+function tlsStores(tls: ManagedTls): { keystore: string; truststore: string | null } {
+  const cert = pemText(tls.cert, 'tls.cert');
+  if (!cert.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new Error('startApacheKafka: tls.cert: no PEM certificate (-----BEGIN CERTIFICATE-----) in it');
+  }
+  let key: string;
+  try {
+    key = createPrivateKey(pemText(tls.key, 'tls.key')).export({ type: 'pkcs8', format: 'pem' }).toString();
+  } catch (err) {
+    if (err instanceof Error && err.message.startsWith('startApacheKafka:')) throw err;
+    throw new Error(
+      `startApacheKafka: tls.key: not an unencrypted PEM private key (${(err as Error).message})`,
+    );
+  }
+  const ca = tls.ca === undefined ? null : pemText(tls.ca, 'tls.ca');
+  if (ca !== null && !ca.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new Error('startApacheKafka: tls.ca: no PEM certificate (-----BEGIN CERTIFICATE-----) in it');
+  }
+  if (ca === null && (tls.mutualListener || (tls.clientAuth ?? 'none') !== 'none')) {
+    throw new Error(
+      'startApacheKafka: tls.ca: needed to check client certificates (tls.clientAuth or tls.mutualListener)',
+    );
+  }
+  return {
+    keystore: `${key.trimEnd()}\n${cert.trimEnd()}\n`,
+    truststore: ca === null ? null : `${ca.trimEnd()}\n`,
+  };
+}
+
+/**
+ * Users whose credentials `kafka-storage format --add-scram` can take. Its parser splits
+ * `[name=..,password=..]` at every comma, quotes or not, and strips one pair of surrounding quotes
+ * from a value; kbench quotes every value, so only a comma is out of reach.
+ */
+function checkSaslUsers(sasl: ManagedSasl): void {
+  const scram = saslMechanisms(sasl).some((m) => m !== 'PLAIN');
+  sasl.users.forEach((user, i) => {
+    if (!user.username) throw new Error(`startApacheKafka: sasl.users[${i}].username: must not be empty`);
+    if (!scram) return;
+    for (const field of ['username', 'password'] as const) {
+      if (user[field].includes(',')) {
+        throw new Error(
+          `startApacheKafka: sasl.users[${i}].${field}: must not contain a comma for SCRAM (kafka-storage format --add-scram cannot take one)`,
+        );
+      }
+    }
+  });
 }
 
 /** A Kafka cluster id: 16 random bytes in URL-safe base64 without padding, as `kafka-storage random-uuid` prints. */
@@ -183,11 +334,17 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
   if (!Number.isInteger(count) || count < 1 || count > 9) {
     throw new Error(`startApacheKafka: nodes must be a whole number from 1 to 9 (got ${count})`);
   }
+  // Checked before anything is written or started.
+  if (options.sasl) checkSaslUsers(options.sasl);
+  const stores = options.tls ? tlsStores(options.tls) : null;
   mkdirSync(options.dataDir, { recursive: true });
   const taken = new Set<number>();
   const clientPorts = await ports(count, options.port || undefined, taken);
   const controllerPorts = await ports(count, options.controllerPort || undefined, taken);
   const saslPorts = options.sasl ? await ports(count, undefined, taken) : [];
+  const sslPorts = options.tls ? await ports(count, undefined, taken) : [];
+  const saslSslPorts = options.tls && options.sasl ? await ports(count, undefined, taken) : [];
+  const mtlsPorts = options.tls?.mutualListener ? await ports(count, undefined, taken) : [];
   const layout: NodeLayout[] = clientPorts.map((port, i) => ({
     id: i + 1,
     // One node keeps the single-node layout of earlier versions: everything in dataDir itself.
@@ -195,16 +352,25 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
     port,
     controllerPort: controllerPorts[i] as number,
     saslPort: saslPorts[i] ?? null,
+    sslPort: sslPorts[i] ?? null,
+    saslSslPort: saslSslPorts[i] ?? null,
+    mtlsPort: mtlsPorts[i] ?? null,
   }));
   const logLevel = options.logLevel ?? 'warn';
   const clusterId = existingClusterId(layout) ?? newClusterId();
   for (const node of layout) {
     mkdirSync(node.dataDir, { recursive: true });
     const config = join(node.dataDir, 'server.properties');
+    if (stores) {
+      const files = tlsFiles(node);
+      writeFileSync(files.keystore, stores.keystore, { mode: 0o600 });
+      if (stores.truststore !== null) writeFileSync(files.truststore, stores.truststore, { mode: 0o600 });
+    }
     writeFileSync(
       config,
       serverProperties(node, layout, {
         ...(options.sasl ? { sasl: options.sasl } : {}),
+        ...(options.tls ? { tls: options.tls } : {}),
         ...(options.serverProps ? { extra: options.serverProps } : {}),
       }),
       { mode: 0o600 },
@@ -232,6 +398,10 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
   return {
     bootstrap: nodes.map((n) => n.bootstrap).join(','),
     saslBootstrap: options.sasl ? nodes.map((n) => `127.0.0.1:${n.saslPort}`).join(',') : null,
+    sslBootstrap: options.tls ? nodes.map((n) => `127.0.0.1:${n.sslPort}`).join(',') : null,
+    saslSslBootstrap:
+      options.tls && options.sasl ? nodes.map((n) => `127.0.0.1:${n.saslSslPort}`).join(',') : null,
+    mtlsBootstrap: options.tls?.mutualListener ? nodes.map((n) => `127.0.0.1:${n.mtlsPort}`).join(',') : null,
     port: first.info.port,
     controllerPort: first.info.controllerPort,
     pid: first.info.pid,
@@ -265,7 +435,8 @@ async function formatStorage(
     ? saslMechanisms(sasl)
         .filter((m) => m !== 'PLAIN')
         .flatMap((m) =>
-          sasl.users.map((u) => ['--add-scram', `${m}=[name=${u.username},password=${u.password}]`]),
+          // Quoted: the parser strips one pair of quotes, so a value may itself start and end with one.
+          sasl.users.map((u) => ['--add-scram', `${m}=[name="${u.username}",password="${u.password}"]`]),
         )
         .flat()
     : [];
@@ -326,6 +497,9 @@ async function launch(node: NodeLayout, jvmArgs: string[], logLevel: LogLevel): 
     port: node.port,
     controllerPort: node.controllerPort,
     saslPort: node.saslPort,
+    sslPort: node.sslPort ?? null,
+    saslSslPort: node.saslSslPort ?? null,
+    mtlsPort: node.mtlsPort ?? null,
     pid,
     dataDir: node.dataDir,
     logFile,
