@@ -1,30 +1,24 @@
 #!/usr/bin/env node
 import { ProfileError, ScenarioError } from '@kbench/schema';
-import { brokerCommand } from './commands/broker.js';
-import { compareCommand } from './commands/compare.js';
-import { exportCommand } from './commands/export.js';
-import { importCommand } from './commands/import.js';
-import { listCommand } from './commands/list.js';
-import { profileCommand } from './commands/profile.js';
-import { reproduceCommand } from './commands/reproduce.js';
-import { rerunCommand, runCommand, sweepCommand } from './commands/run.js';
-import { serveCommand } from './commands/serve.js';
-import { showCommand } from './commands/show.js';
 import { USAGE, UsageError } from './usage.js';
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
-  run: runCommand,
-  sweep: sweepCommand,
-  rerun: rerunCommand,
-  list: listCommand,
-  show: showCommand,
-  compare: compareCommand,
-  export: exportCommand,
-  reproduce: reproduceCommand,
-  import: importCommand,
-  serve: serveCommand,
-  broker: brokerCommand,
-  profile: profileCommand,
+type Command = (argv: string[]) => Promise<number>;
+
+// Each command is loaded when it is used: the engine, the native broker and DuckDB take a second or
+// more to load, which `kbench list` or a usage error should not pay for.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  run: async () => (await import('./commands/run.js')).runCommand,
+  sweep: async () => (await import('./commands/run.js')).sweepCommand,
+  rerun: async () => (await import('./commands/run.js')).rerunCommand,
+  list: async () => (await import('./commands/list.js')).listCommand,
+  show: async () => (await import('./commands/show.js')).showCommand,
+  compare: async () => (await import('./commands/compare.js')).compareCommand,
+  export: async () => (await import('./commands/export.js')).exportCommand,
+  reproduce: async () => (await import('./commands/reproduce.js')).reproduceCommand,
+  import: async () => (await import('./commands/import.js')).importCommand,
+  serve: async () => (await import('./commands/serve.js')).serveCommand,
+  broker: async () => (await import('./commands/broker.js')).brokerCommand,
+  profile: async () => (await import('./commands/profile.js')).profileCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -33,12 +27,12 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
   }
-  const handler = COMMANDS[command];
-  if (!handler)
+  const load = COMMANDS[command];
+  if (!load)
     throw new UsageError(
       `kbench: unknown command ${JSON.stringify(command)}; commands: ${Object.keys(COMMANDS).join(', ')}`,
     );
-  return handler(rest);
+  return (await load())(rest);
 }
 
 main(process.argv.slice(2)).then(
