@@ -79,8 +79,7 @@ describe('native load engine against the bundled broker', () => {
       bootstrap,
       topics: [topic],
       fromBeginning: true,
-      memberIndex: 0,
-      members: 1,
+      groupId: `read-${topic}`,
     });
     const total = { records: 0, valueBytes: 0, latencies: 0 };
     await eventually('every record consumed', async () => {

@@ -58,6 +58,24 @@ export function sizeSampler(size: Exclude<MessageSize, { payloadFile: string }>,
   };
 }
 
+/** Entries in a drawn size table: enough that cycling through it keeps the distribution's shape. */
+export const SIZE_TABLE_ENTRIES = 64 * 1024;
+
+/**
+ * `entries` sizes drawn with `sizeSampler` (same seed, same sizes), for a driver that cycles
+ * through a table instead of drawing per record (the native driver).
+ */
+export function sizeTable(
+  size: Exclude<MessageSize, { payloadFile: string }>,
+  seed = 1,
+  entries = SIZE_TABLE_ENTRIES,
+): Uint32Array {
+  const sample = sizeSampler(size, seed);
+  const table = new Uint32Array(entries);
+  for (let i = 0; i < entries; i++) table[i] = sample();
+  return table;
+}
+
 /** The content of a payload file, or an Error naming the field. */
 export function readPayloadFile(file: string): Buffer {
   try {

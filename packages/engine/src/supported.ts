@@ -86,21 +86,11 @@ export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): Sc
   }
   const size = s.producers.messageSize;
   if (typeof size === 'object' && 'payloadFile' in size) {
-    if (s.driver === 'native')
-      not(
-        'producers.messageSize.payloadFile',
-        'the native driver sends values of a fixed size or a uniform { min, max } range; use driver: kafkajs for a payload file',
-      );
     try {
       readPayloadFile(size.payloadFile);
     } catch (err) {
       not('producers.messageSize.payloadFile', (err as Error).message);
     }
-  } else if (typeof size === 'object' && 'distribution' in size && s.driver === 'native') {
-    not(
-      'producers.messageSize',
-      `the native driver supports a fixed size or a uniform { min, max } range, not distribution ${size.distribution}; use driver: kafkajs`,
-    );
   }
   if (s.driver === 'native' && s.producers.idempotence && s.producers.acks !== 'all') {
     not(

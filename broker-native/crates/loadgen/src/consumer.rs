@@ -1,23 +1,27 @@
-//! The consumer: a static share of the partitions (no consumer-group protocol), one fetch in
-//! flight per leader, counting records and value bytes and measuring end-to-end latency from the
-//! send time each value carries, without copying values.
+//! The consumer: a member of a consumer group (see `group`), one fetch in flight per leader,
+//! counting records and value bytes and measuring end-to-end latency from the send time each value
+//! carries, without copying values.
 //!
-//! Assignment: member `member_index` of `members` takes the partitions at positions
-//! i % members == member_index of the sorted (topic, partition) list. It joins no group and
-//! commits no offsets, so several consumers of one run never rebalance.
+//! Group: it joins `group_id` with the range assignor, starts each assigned partition at the
+//! group's committed offset (or, without one, the earliest or latest offset), heartbeats and
+//! commits in the background, and on a rebalance commits, rejoins and picks up its new partitions.
+//! On stop it commits its positions and leaves the group.
 //!
 //! Pipelining: as soon as a fetch response arrives its next offsets are read from the batch
 //! headers and the next fetch goes out; the records are counted while that fetch is in flight.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
-use kafka_protocol::messages::{FetchRequest, FetchResponse, ListOffsetsRequest, TopicName};
+use kafka_protocol::messages::{
+    FetchRequest, FetchResponse, HeartbeatRequest, ListOffsetsRequest, OffsetCommitRequest,
+    TopicName,
+};
 use kafka_protocol::protocol::StrBytes;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -26,6 +30,9 @@ use crate::batch_reader::{for_each_record, next_offset};
 use crate::client::{decode_response, Connection, Response, SimpleClient};
 use crate::engine_task::{EngineTask, Shared};
 use crate::error::{Error, Result};
+use crate::group::{
+    commit_code, signal, GroupSignal, Membership, Position, COMMIT_INTERVAL, HEARTBEAT_INTERVAL,
+};
 use crate::metadata::{is_retriable, ApiVersions, ClusterMetadata, MetadataClient};
 use crate::payload::now_micros;
 use crate::stats::{IntervalStats, SharedStats};
@@ -37,6 +44,10 @@ const RETRY_BACKOFF: Duration = Duration::from_millis(100);
 const OFFSET_OUT_OF_RANGE: i16 = 1;
 /// Stamps further than this from the receive time are not send times (a foreign value).
 const PLAUSIBLE_STAMP_MICROS: f64 = 86_400e6;
+/// The id of the engine's connection to the group coordinator (fetch connections start at 1).
+const COORDINATOR_CONNECTION: u64 = 0;
+/// How long the final commit and LeaveGroup may take on stop.
+const GOODBYE_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StartAt {
@@ -48,22 +59,27 @@ pub enum StartAt {
 pub struct ConsumerConfig {
     pub bootstrap: Vec<String>,
     pub topics: Vec<String>,
+    /// Where partitions without a committed offset start.
     pub start: StartAt,
-    pub member_index: u32,
-    pub members: u32,
+    pub group_id: String,
 }
 
 /// A running consumer.
 #[derive(Debug)]
 pub struct Consumer {
     task: EngineTask,
+    assignment: Arc<Mutex<Vec<(String, i32)>>>,
 }
 
 impl Consumer {
-    /// Resolves once the start offsets are known, so records produced afterwards are seen.
+    /// Resolves once the consumer has joined its group, received its partitions and knows where
+    /// to start reading them, so records produced afterwards are seen.
     pub async fn start(config: ConsumerConfig) -> Result<Consumer> {
-        if config.members == 0 || config.member_index >= config.members {
-            return Err(Error::Config("memberIndex must be below members".into()));
+        if config.group_id.is_empty() {
+            return Err(Error::Config("groupId is empty".into()));
+        }
+        if config.topics.is_empty() {
+            return Err(Error::Config("no topics".into()));
         }
         let mut metadata = MetadataClient::connect(&config.bootstrap).await?;
         let cluster = metadata
@@ -71,15 +87,17 @@ impl Consumer {
             .await?;
         let versions = metadata.versions().clone();
         let fetch_version = versions.pick::<FetchRequest>()?;
-        let mut assigned = assign(&cluster, config.member_index, config.members);
-        let timestamp = match config.start {
-            StartAt::Earliest => -2,
-            StartAt::Latest => -1,
-        };
-        let all: Vec<usize> = (0..assigned.len()).collect();
-        list_offsets(&cluster, &versions, &mut assigned, &all, timestamp).await?;
+        let mut group = Membership::new(
+            config.group_id.clone(),
+            config.topics.clone(),
+            versions.clone(),
+        );
+        let assigned =
+            join_and_position(&mut group, &mut metadata, &cluster, &versions, config.start).await?;
+        let assignment = Arc::new(Mutex::new(names(&cluster, &assigned)));
         let shared = Arc::new(Shared::default());
         let (responses_tx, responses) = mpsc::unbounded_channel();
+        let now = Instant::now();
         let engine = Engine {
             topic_names: cluster
                 .topics
@@ -95,16 +113,24 @@ impl Consumer {
             assigned,
             connections: HashMap::new(),
             connection_nodes: HashMap::new(),
-            next_connection_id: 1,
+            next_connection_id: COORDINATOR_CONNECTION + 1,
             responses_tx,
             responses,
             fetching: HashMap::new(),
             refresh_needed: false,
             reset: vec![],
             retry_at: None,
+            group,
+            coordinator: None,
+            group_calls: HashMap::new(),
+            next_heartbeat: now + HEARTBEAT_INTERVAL,
+            next_commit: now + COMMIT_INTERVAL,
+            rejoin: None,
+            assignment: assignment.clone(),
         };
         Ok(Consumer {
             task: EngineTask::spawn(shared, engine.run()),
+            assignment,
         })
     }
 
@@ -116,7 +142,16 @@ impl Consumer {
         self.task.last_error()
     }
 
-    /// Stops fetching and closes the connections. Idempotent.
+    /// The partitions this member reads now, as (topic, partition), sorted; empty while it
+    /// rejoins its group.
+    pub fn assignment(&self) -> Vec<(String, i32)> {
+        self.assignment
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Commits, leaves the group and closes the connections. Idempotent.
     pub async fn stop(&self) {
         self.task.stop().await;
     }
@@ -130,27 +165,57 @@ struct Assigned {
     offset: i64,
 }
 
-/// This member's share of the sorted (topic, partition) list.
-fn assign(cluster: &ClusterMetadata, member_index: u32, members: u32) -> Vec<Assigned> {
-    let mut all: Vec<(&str, usize, i32, i32)> = vec![];
-    for (t, topic) in cluster.topics.iter().enumerate() {
-        for (p, &leader) in topic.leaders.iter().enumerate() {
-            all.push((topic.name.as_str(), t, p as i32, leader));
+fn names(cluster: &ClusterMetadata, assigned: &[Assigned]) -> Vec<(String, i32)> {
+    let mut out: Vec<(String, i32)> = assigned
+        .iter()
+        .map(|a| (cluster.topics[a.topic].name.clone(), a.partition))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Joins the group and positions each assigned partition: at the group's committed offset, or
+/// at the earliest or latest offset when it has none.
+async fn join_and_position(
+    group: &mut Membership,
+    metadata: &mut MetadataClient,
+    cluster: &ClusterMetadata,
+    versions: &ApiVersions,
+    start: StartAt,
+) -> Result<Vec<Assigned>> {
+    let partitions = group.join(metadata, cluster).await?;
+    let committed = group.committed(metadata, &partitions).await?;
+    let mut assigned = vec![];
+    let mut unpositioned = vec![];
+    for (name, partition) in partitions {
+        // Partitions of topics we were not asked to read (another member's subscription) are
+        // not read.
+        let Some(topic) = cluster.topics.iter().position(|t| t.name == name) else {
+            continue;
+        };
+        let Some(&leader) = cluster.topics[topic].leaders.get(partition as usize) else {
+            continue;
+        };
+        let offset = committed.get(&(name, partition)).copied();
+        if offset.is_none() {
+            unpositioned.push(assigned.len());
         }
-    }
-    all.sort_by(|a, b| (a.0, a.2).cmp(&(b.0, b.2)));
-    all.into_iter()
-        .enumerate()
-        .filter(|(i, _)| *i as u32 % members == member_index)
-        .map(|(_, (_, topic, partition, leader))| Assigned {
+        assigned.push(Assigned {
             topic,
             partition,
             leader,
-            offset: 0,
-        })
-        .collect()
+            offset: offset.unwrap_or(0),
+        });
+    }
+    if !unpositioned.is_empty() {
+        let timestamp = match start {
+            StartAt::Earliest => -2,
+            StartAt::Latest => -1,
+        };
+        list_offsets(cluster, versions, &mut assigned, &unpositioned, timestamp).await?;
+    }
+    Ok(assigned)
 }
-
 /// Sets the offsets of `which` to the offset at `timestamp` (-2 earliest, -1 latest), asking
 /// each partition's leader.
 async fn list_offsets(
@@ -210,6 +275,13 @@ async fn list_offsets(
     Ok(())
 }
 
+/// A heartbeat or commit awaiting the coordinator's answer, with the version it was sent at.
+#[derive(Debug, Clone, Copy)]
+enum GroupCall {
+    Heartbeat(i16),
+    Commit(i16),
+}
+
 struct Engine {
     config: ConsumerConfig,
     shared: Arc<Shared>,
@@ -230,6 +302,15 @@ struct Engine {
     /// Slots whose offset fell out of range, reset to the earliest offset.
     reset: Vec<usize>,
     retry_at: Option<Instant>,
+    group: Membership,
+    /// Pipelined connection to the coordinator for heartbeats and periodic commits.
+    coordinator: Option<Connection>,
+    group_calls: HashMap<i32, GroupCall>,
+    next_heartbeat: Instant,
+    next_commit: Instant,
+    /// Set when the group asked us to rejoin.
+    rejoin: Option<GroupSignal>,
+    assignment: Arc<Mutex<Vec<(String, i32)>>>,
 }
 
 impl Engine {
@@ -242,6 +323,10 @@ impl Engine {
             let now = Instant::now();
             if self.retry_at.is_none_or(|t| now >= t) {
                 self.retry_at = None;
+                if let Some(why) = self.rejoin {
+                    self.rebalance(why).await;
+                    continue;
+                }
                 self.recover().await;
                 let mut leaders: Vec<i32> = self.assigned.iter().map(|a| a.leader).collect();
                 leaders.sort_unstable();
@@ -252,7 +337,22 @@ impl Engine {
                     }
                 }
             }
+            let now = Instant::now();
+            if now >= self.next_heartbeat {
+                self.next_heartbeat = now + HEARTBEAT_INTERVAL;
+                let request = self.group.heartbeat_request();
+                self.send_group(GroupCall::Heartbeat, &request).await;
+            }
+            if now >= self.next_commit {
+                self.next_commit = now + COMMIT_INTERVAL;
+                let positions = self.positions();
+                if !positions.is_empty() {
+                    let request = self.group.commit_request(&positions);
+                    self.send_group(GroupCall::Commit, &request).await;
+                }
+            }
             let retry_at = self.retry_at;
+            let group_at = Some(self.next_heartbeat.min(self.next_commit));
             tokio::select! {
                 biased;
                 _ = self.shared.stop.notified() => {}
@@ -262,9 +362,195 @@ impl Engine {
                     }
                 }
                 _ = sleep_until(retry_at) => {}
+                _ = sleep_until(group_at) => {}
             }
         }
         self.connections.clear();
+        self.coordinator = None;
+        self.goodbye().await;
+    }
+
+    /// On stop: commits where this member got to, then leaves the group.
+    async fn goodbye(&mut self) {
+        if self.rejoin != Some(GroupSignal::RejoinAsNew) {
+            let positions = self.positions();
+            let commit = self.group.commit(&mut self.metadata, &positions);
+            match tokio::time::timeout(GOODBYE_TIMEOUT, commit).await {
+                Ok(Ok(0)) => {}
+                Ok(Ok(code)) => self
+                    .stats()
+                    .error(format!("final offset commit: Kafka error code {code}")),
+                Ok(Err(e)) => self.stats().error(format!("final offset commit: {e}")),
+                Err(_) => self.stats().error("final offset commit timed out"),
+            }
+        }
+        let leave = self.group.leave(&mut self.metadata);
+        match tokio::time::timeout(GOODBYE_TIMEOUT, leave).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => self.stats().error(format!("leaving the group: {e}")),
+            Err(_) => self.stats().error("leaving the group timed out"),
+        }
+    }
+
+    /// The next offset to read of each assigned partition.
+    fn positions(&self) -> Vec<Position> {
+        self.assigned
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.reset.contains(i))
+            .map(|(_, a)| {
+                (
+                    self.cluster.topics[a.topic].name.clone(),
+                    a.partition,
+                    a.offset,
+                )
+            })
+            .collect()
+    }
+
+    fn publish_assignment(&self) {
+        *self.assignment.lock().unwrap_or_else(|e| e.into_inner()) =
+            names(&self.cluster, &self.assigned);
+    }
+
+    /// Gives up the partitions (committing where it got to), rejoins and takes the new ones.
+    async fn rebalance(&mut self, why: GroupSignal) {
+        // Fetches in flight are for the old assignment: their responses are ignored.
+        self.fetching.clear();
+        self.coordinator = None;
+        self.group_calls.clear();
+        match why {
+            GroupSignal::RejoinAsNew => self.group.forget_member(),
+            _ => {
+                let positions = self.positions();
+                match self.group.commit(&mut self.metadata, &positions).await {
+                    Ok(code) => {
+                        if let GroupSignal::Failed(code) = signal(code) {
+                            self.stats()
+                                .error(format!("offset commit: Kafka error code {code}"));
+                        }
+                    }
+                    Err(e) => self.stats().error(format!("offset commit: {e}")),
+                }
+                if why == GroupSignal::FindCoordinator {
+                    self.group.lose_coordinator();
+                }
+            }
+        }
+        self.assigned.clear();
+        self.reset.clear();
+        self.publish_assignment();
+        let shared = self.shared.clone();
+        let joined = tokio::select! {
+            joined = join_and_position(
+                &mut self.group,
+                &mut self.metadata,
+                &self.cluster,
+                &self.versions,
+                self.config.start,
+            ) => joined,
+            _ = shared.stop.notified() => return,
+        };
+        match joined {
+            Ok(assigned) => {
+                self.assigned = assigned;
+                self.rejoin = None;
+                self.publish_assignment();
+                let now = Instant::now();
+                self.next_heartbeat = now + HEARTBEAT_INTERVAL;
+                self.next_commit = now + COMMIT_INTERVAL;
+            }
+            Err(e) => {
+                self.stats().error(format!("rejoining group: {e}"));
+                self.group.lose_coordinator();
+                self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
+            }
+        }
+    }
+
+    /// Sends a heartbeat or commit to the coordinator without waiting for the answer.
+    async fn send_group<R>(&mut self, call: fn(i16) -> GroupCall, request: &R)
+    where
+        R: kafka_protocol::protocol::Request + kafka_protocol::protocol::Message,
+    {
+        if self.rejoin.is_some() || self.group_calls.len() >= 4 {
+            return;
+        }
+        let version = match self.versions.pick::<R>() {
+            Ok(v) => v,
+            Err(e) => {
+                self.stats().error(e.to_string());
+                return;
+            }
+        };
+        if self.coordinator.is_none() {
+            let Some(addr) = self.group.coordinator_addr().map(str::to_string) else {
+                self.rejoin = Some(GroupSignal::FindCoordinator);
+                return;
+            };
+            match Connection::connect(&addr, COORDINATOR_CONNECTION, self.responses_tx.clone())
+                .await
+            {
+                Ok(c) => self.coordinator = Some(c),
+                Err(e) => {
+                    self.stats().error(format!("group coordinator: {e}"));
+                    self.rejoin = Some(GroupSignal::FindCoordinator);
+                    return;
+                }
+            }
+        }
+        let connection = self.coordinator.as_mut().expect("connected above");
+        match connection.send(version, request, true).await {
+            Ok((correlation_id, _)) => {
+                self.group_calls.insert(correlation_id, call(version));
+            }
+            Err(e) => {
+                self.stats().error(format!("group coordinator: {e}"));
+                self.coordinator = None;
+                self.group_calls.clear();
+            }
+        }
+    }
+
+    fn on_group_response(&mut self, response: Response) {
+        let frame = match response.frame {
+            Ok(frame) => frame,
+            Err(e) => {
+                self.stats().error(format!("group coordinator: {e}"));
+                self.coordinator = None;
+                self.group_calls.clear();
+                return;
+            }
+        };
+        if let Some(c) = self.coordinator.as_mut() {
+            c.completed();
+        }
+        let Some(call) = self.group_calls.remove(&response.correlation_id) else {
+            return;
+        };
+        let (api, code) = match call {
+            GroupCall::Heartbeat(v) => (
+                "heartbeat",
+                decode_response::<HeartbeatRequest>(frame, v).map(|r| r.error_code),
+            ),
+            GroupCall::Commit(v) => (
+                "offset commit",
+                decode_response::<OffsetCommitRequest>(frame, v).map(|r| commit_code(&r)),
+            ),
+        };
+        match code.map(signal) {
+            Ok(GroupSignal::Fine) => {}
+            Ok(GroupSignal::Failed(code)) => self
+                .stats()
+                .error(format!("{api}: Kafka error code {code}")),
+            Ok(why) => {
+                if self.rejoin.is_none() {
+                    self.rejoin = Some(why);
+                    self.retry_at = None;
+                }
+            }
+            Err(e) => self.stats().error(format!("{api}: {e}")),
+        }
     }
 
     /// Metadata refresh and offset resets that earlier errors asked for.
@@ -389,6 +675,10 @@ impl Engine {
     }
 
     async fn on_response(&mut self, response: Response) {
+        if response.connection == COORDINATOR_CONNECTION {
+            self.on_group_response(response);
+            return;
+        }
         let Some(&node) = self.connection_nodes.get(&response.connection) else {
             return;
         };

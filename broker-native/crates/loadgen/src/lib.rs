@@ -7,6 +7,7 @@ pub mod client;
 pub mod consumer;
 mod engine_task;
 pub mod error;
+pub mod group;
 pub mod histogram;
 pub mod metadata;
 pub mod partitioner;

@@ -34,17 +34,28 @@ const DRAIN_ON_STOP: Duration = Duration::from_secs(5);
 const RETRY_BACKOFF: Duration = Duration::from_millis(100);
 const DUPLICATE_SEQUENCE_NUMBER: i16 = 46;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Size {
     Fixed(u32),
-    Uniform { min: u32, max: u32 },
+    Uniform {
+        min: u32,
+        max: u32,
+    },
+    /// Sizes drawn beforehand (a distribution), used in turn and over again.
+    Table(Arc<[u32]>),
+    /// Every value is these bytes (a payload file), its first 8 stamped with the send time when
+    /// it has 8 or more, as every value is.
+    Payload(Bytes),
 }
 
 impl Size {
-    pub fn max(self) -> u32 {
+    /// The largest value size; 0 for a payload, which needs no random pool.
+    pub fn max(&self) -> u32 {
         match self {
-            Size::Fixed(n) => n,
-            Size::Uniform { max, .. } => max,
+            Size::Fixed(n) => *n,
+            Size::Uniform { max, .. } => *max,
+            Size::Table(sizes) => sizes.iter().copied().max().unwrap_or(0),
+            Size::Payload(_) => 0,
         }
     }
 }
@@ -94,10 +105,12 @@ impl ProducerConfig {
         if self.max_in_flight == 0 || self.batch_size == 0 {
             return bad("maxInFlight and batchSize must be positive");
         }
-        if let Size::Uniform { min, max } = self.message_size {
-            if min > max {
+        match &self.message_size {
+            Size::Uniform { min, max } if min > max => {
                 return bad("messageSize min is above max");
             }
+            Size::Table(sizes) if sizes.is_empty() => return bad("the size table is empty"),
+            _ => {}
         }
         if matches!(self.keys, Keys::RoundRobin(0)) {
             return bad("roundRobin needs at least one key");
@@ -240,6 +253,8 @@ struct Engine {
     pool: ValuePool,
     key: Vec<u8>,
     key_counter: u64,
+    /// The next entry of a size table.
+    size_cursor: usize,
     times_pool: Vec<Vec<f64>>,
     generated: u64,
     settled: u64,
@@ -309,6 +324,7 @@ impl Engine {
             pool,
             key: Vec::with_capacity(32),
             key_counter: 0,
+            size_cursor: 0,
             times_pool: vec![],
             generated: 0,
             settled: 0,
@@ -431,10 +447,19 @@ impl Engine {
 
     #[inline]
     fn append_record(&mut self, send_micros: f64) {
-        let value_len = match self.config.message_size {
-            Size::Fixed(n) => n,
-            Size::Uniform { min, max } => self.rng.between(min, max),
-        } as usize;
+        let value_len = match &self.config.message_size {
+            Size::Fixed(n) => *n as usize,
+            Size::Uniform { min, max } => self.rng.between(*min, *max) as usize,
+            Size::Table(sizes) => {
+                let n = sizes[self.size_cursor];
+                self.size_cursor += 1;
+                if self.size_cursor == sizes.len() {
+                    self.size_cursor = 0;
+                }
+                n as usize
+            }
+            Size::Payload(bytes) => bytes.len(),
+        };
         let keyed = self.fill_key();
         let mut partition = if keyed {
             let topic = (self.generated % self.topic_base.len() as u64) as usize;
@@ -456,7 +481,10 @@ impl Engine {
             }
         }
         let key = keyed.then_some(&self.key[..]);
-        let value = self.pool.next(value_len);
+        let value = match &self.config.message_size {
+            Size::Payload(bytes) => &bytes[..],
+            _ => self.pool.next(value_len),
+        };
         let p = &mut self.partitions[partition];
         let before = p.open.len();
         p.open.append(timestamp_ms, key, value, send_micros);

@@ -50,19 +50,12 @@ async fn produce(config: ProducerConfig) -> u64 {
 
 /// Consumes from the earliest offset until `expected` records arrived; returns (records, bytes,
 /// latencies recorded).
-async fn consume(
-    broker: &BrokerHandle,
-    topic: &str,
-    member: u32,
-    members: u32,
-    expected: u64,
-) -> (u64, u64, u64) {
+async fn consume(broker: &BrokerHandle, topic: &str, expected: u64) -> (u64, u64, u64) {
     let consumer = Consumer::start(ConsumerConfig {
         bootstrap: bootstrap(broker),
         topics: vec![topic.to_string()],
         start: StartAt::Earliest,
-        member_index: member,
-        members,
+        group_id: "g".into(),
     })
     .await
     .unwrap();
@@ -101,7 +94,7 @@ async fn round_trip(compression: Compression, acks: i16) {
     };
     let acked = produce(config).await;
     assert_eq!(acked, RECORDS);
-    let (records, bytes, latencies) = consume(&broker, "t", 0, 1, RECORDS).await;
+    let (records, bytes, latencies) = consume(&broker, "t", RECORDS).await;
     assert_eq!(records, RECORDS, "{compression:?} acks={acks}");
     assert_eq!(bytes, RECORDS * 100);
     assert_eq!(latencies, RECORDS);
@@ -150,12 +143,12 @@ async fn idempotent_producer_round_trips() {
         ..producer_config(&broker, "t")
     };
     assert_eq!(produce(config).await, RECORDS);
-    assert_eq!(consume(&broker, "t", 0, 1, RECORDS).await.0, RECORDS);
+    assert_eq!(consume(&broker, "t", RECORDS).await.0, RECORDS);
     broker.stop().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn keyed_fixed_rate_records_spread_over_two_members() {
+async fn keyed_fixed_rate_records_spread_over_two_topics() {
     let dir = tempfile::tempdir().unwrap();
     let broker = broker(dir.path()).await;
     broker.broker().log.create_topic("a", 3, false).unwrap();
@@ -170,26 +163,18 @@ async fn keyed_fixed_rate_records_spread_over_two_members() {
         ..producer_config(&broker, "a")
     };
     assert_eq!(produce(config).await, 10_000);
-    let consumers = ConsumerConfig {
+    let consumer = Consumer::start(ConsumerConfig {
         bootstrap: bootstrap(&broker),
         topics: vec!["a".into(), "b".into()],
         start: StartAt::Earliest,
-        member_index: 0,
-        members: 2,
-    };
-    let mut total = 0;
-    for member in 0..2 {
-        let consumer = Consumer::start(ConsumerConfig {
-            member_index: member,
-            ..consumers.clone()
-        })
-        .await
-        .unwrap();
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        total += consumer.take_interval().records;
-        consumer.stop().await;
-    }
-    assert_eq!(total, 10_000);
+        group_id: "g".into(),
+    })
+    .await
+    .unwrap();
+    assert_eq!(consumer.assignment().len(), 5);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(consumer.take_interval().records, 10_000);
+    consumer.stop().await;
     broker.stop().await.unwrap();
 }
 
@@ -207,8 +192,7 @@ async fn latest_consumer_sees_only_later_records() {
         bootstrap: bootstrap(&broker),
         topics: vec!["t".into()],
         start: StartAt::Latest,
-        member_index: 0,
-        members: 1,
+        group_id: "g".into(),
     })
     .await
     .unwrap();

@@ -1,6 +1,7 @@
 //! Thin binding over `kbench-loadgen`: the native producer and consumer. Options and stats are
 //! converted here; all the work happens in the core crate on napi's tokio runtime.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use kbench_loadgen::{
@@ -19,6 +20,10 @@ pub struct BindingNativeProducerOptions {
     /// Value bytes; with `messageSizeMax`, the minimum of a uniform range.
     pub message_size: u32,
     pub message_size_max: Option<u32>,
+    /// Sizes drawn beforehand (u32 little-endian each), used in turn; overrides messageSize.
+    pub message_size_table: Option<Buffer>,
+    /// Every value is these bytes (stamped with the send time like any value); overrides the rest.
+    pub payload: Option<Buffer>,
     /// 'none' | 'random' | 'roundRobin:N'
     pub keys: String,
     /// 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
@@ -38,9 +43,10 @@ pub struct BindingNativeProducerOptions {
 pub struct BindingNativeConsumerOptions {
     pub bootstrap: Vec<String>,
     pub topics: Vec<String>,
+    /// Where partitions the group has no committed offset for start.
     pub from_beginning: bool,
-    pub member_index: u32,
-    pub members: u32,
+    /// The consumer group to join (range assignor, offsets committed every 5 s and on stop).
+    pub group_id: String,
 }
 
 /// Counts since the previous `takeInterval`; latency buckets use the engine's log-linear
@@ -84,12 +90,27 @@ impl TryFrom<BindingNativeProducerOptions> for ProducerConfig {
             -1 => -1,
             other => return Err(invalid(format!("acks must be 0, 1 or -1, not {other}"))),
         };
-        let message_size = match o.message_size_max {
-            Some(max) => Size::Uniform {
-                min: o.message_size,
-                max,
-            },
-            None => Size::Fixed(o.message_size),
+        let message_size = if let Some(payload) = o.payload {
+            Size::Payload(payload.to_vec().into())
+        } else if let Some(table) = o.message_size_table {
+            if table.is_empty() || table.len() % 4 != 0 {
+                return Err(invalid(
+                    "messageSizeTable must hold whole u32 sizes, at least one".to_string(),
+                ));
+            }
+            let sizes: Arc<[u32]> = table
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            Size::Table(sizes)
+        } else {
+            match o.message_size_max {
+                Some(max) => Size::Uniform {
+                    min: o.message_size,
+                    max,
+                },
+                None => Size::Fixed(o.message_size),
+            }
         };
         let keys = match o.keys.as_str() {
             "none" => Keys::None,
@@ -134,8 +155,7 @@ impl From<BindingNativeConsumerOptions> for ConsumerConfig {
             } else {
                 StartAt::Latest
             },
-            member_index: o.member_index,
-            members: o.members,
+            group_id: o.group_id,
         }
     }
 }
@@ -180,7 +200,7 @@ impl BindingNativeProducer {
     }
 }
 
-/// A consumer running on the native load engine (static assignment, no consumer group).
+/// A consumer running on the native load engine: a member of a Kafka consumer group.
 #[napi(js_name = "NativeConsumer")]
 pub struct BindingNativeConsumer {
     inner: Consumer,
@@ -188,7 +208,7 @@ pub struct BindingNativeConsumer {
 
 #[napi]
 impl BindingNativeConsumer {
-    /// Resolves once the start offsets are known.
+    /// Resolves once it has joined its group and knows where to start its partitions.
     #[napi(factory)]
     pub async fn start(options: BindingNativeConsumerOptions) -> Result<BindingNativeConsumer> {
         let inner = Consumer::start(options.into()).await.map_err(to_js_error)?;
@@ -200,6 +220,17 @@ impl BindingNativeConsumer {
         self.inner.take_interval().into()
     }
 
+    /// The partitions it reads now, as "topic:partition"; empty while it rejoins its group.
+    #[napi]
+    pub fn assignment(&self) -> Vec<String> {
+        self.inner
+            .assignment()
+            .into_iter()
+            .map(|(t, p)| format!("{t}:{p}"))
+            .collect()
+    }
+
+    /// Commits its offsets, leaves the group and disconnects. Idempotent.
     #[napi]
     pub async fn stop(&self) {
         self.inner.stop().await;

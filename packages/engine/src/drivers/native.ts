@@ -1,7 +1,13 @@
 // The native driver: producers and consumers from the Rust load engine (broker-native/crates/loadgen),
 // for rates kafkajs cannot reach. Its histograms use the same buckets as ours, so they merge exactly.
-import { NativeConsumer, type NativeInterval, NativeProducer } from '@kbench/broker-native';
+import {
+  NativeConsumer,
+  type NativeInterval,
+  NativeProducer,
+  type NativeProducerOptions,
+} from '@kbench/broker-native';
 import { type ClientInterval, emptyInterval } from '../interval.js';
+import { readPayloadFile, sizeTable } from '../payload.js';
 import type { ConsumersPlan, LoadClients, LoadDriver, ProducersPlan } from './driver.js';
 import { mergeIntervals } from './kafkajs/index.js';
 
@@ -42,7 +48,7 @@ class NativeSet implements LoadClients {
 
   constructor(private readonly create: (() => Promise<NativeClient & { finished?(): Promise<void> }>)[]) {}
 
-  /** Consumers are ready once their start offsets are known, so they are created up front. */
+  /** Consumers are ready once they have joined their group and know their start offsets, so they are created up front. */
   async createNow(): Promise<this> {
     this.clients = await Promise.all(this.create.map((make) => make()));
     return this;
@@ -88,9 +94,23 @@ export function nativeDriver(): LoadDriver {
       plainOnly(plan);
       const c = plan.config;
       const size = c.messageSize;
-      // The Rust engine draws fixed or uniform sizes only; the scenario check refuses the rest.
-      if (typeof size === 'object' && !('min' in size && 'max' in size && !('distribution' in size)))
-        throw new Error('the native driver supports producers.messageSize as a size or { min, max } only');
+      // Fixed and uniform sizes are drawn in Rust; a distribution as a table of sizes drawn here with
+      // the kafkajs driver's seeded sampler (producer i: seed i + 1, the same sizes each run); a payload file as its bytes.
+      const payload =
+        typeof size === 'object' && 'payloadFile' in size ? readPayloadFile(size.payloadFile) : null;
+      const sizeOptions = (
+        i: number,
+      ): Pick<NativeProducerOptions, 'messageSize' | 'messageSizeMax' | 'messageSizeTable' | 'payload'> => {
+        if (payload) return { messageSize: payload.length, payload };
+        if (typeof size === 'number') return { messageSize: size };
+        if ('payloadFile' in size) throw new Error('unreachable: payload files are read above');
+        if (!('distribution' in size)) return { messageSize: size.min, messageSizeMax: size.max };
+        const table = sizeTable(size, i + 1);
+        return {
+          messageSize: 0,
+          messageSizeTable: Buffer.from(table.buffer, table.byteOffset, table.byteLength),
+        };
+      };
       const makers = Array.from(
         { length: c.count },
         (_, i) => () =>
@@ -98,8 +118,7 @@ export function nativeDriver(): LoadDriver {
             bootstrap: plan.bootstrap,
             topics: plan.topics,
             acks: ACKS[c.acks],
-            messageSize: typeof size === 'number' ? size : size.min,
-            ...(typeof size === 'number' ? {} : { messageSizeMax: size.max }),
+            ...sizeOptions(i),
             keys: c.keys,
             compression: c.compression,
             batchSize: c.batchSize,
@@ -115,15 +134,16 @@ export function nativeDriver(): LoadDriver {
     },
     async startConsumers(plan: ConsumersPlan) {
       plainOnly(plan);
+      // Members of plan.groupId: each resolves once it has its partitions, the last one after the
+      // group has settled with all of them.
       const makers = Array.from(
         { length: plan.count },
-        (_, i) => () =>
+        () => () =>
           NativeConsumer.start({
             bootstrap: plan.bootstrap,
             topics: plan.topics,
             fromBeginning: plan.fromBeginning,
-            memberIndex: i,
-            members: plan.count,
+            groupId: plan.groupId,
           }),
       );
       return new NativeSet(makers).createNow();
