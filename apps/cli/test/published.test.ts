@@ -3,10 +3,20 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expandSweep, parseScenario, type RunSummary, readScenarioText, type Sample } from '@kbench/schema';
+import {
+  evaluateRule,
+  expandSweep,
+  METRICS,
+  type MeasuredRun,
+  parsePublished,
+  parseScenario,
+  quickVersion,
+  type Rule,
+  type RunSummary,
+  readScenarioText,
+  type Sample,
+} from '@kbench/schema';
 import { describe, expect, it } from 'vitest';
-import { quickVersion } from '../src/commands/run.js';
-import { evaluateRule, METRICS, type MeasuredRun, parsePublished, type Rule } from '../src/published.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SCENARIOS = path.resolve(here, '../../../scenarios');

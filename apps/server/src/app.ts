@@ -9,6 +9,7 @@ import { scenarioLibraryPlugin } from './plugins/scenario-library.js';
 import { chartRoutes } from './routes/charts.js';
 import { healthRoutes } from './routes/health.js';
 import { profileRoutes } from './routes/profiles.js';
+import { reproductionRoutes } from './routes/reproductions.js';
 import { runEventRoutes } from './routes/run-events.js';
 import { runRoutes } from './routes/runs.js';
 import { scenarioRoutes } from './routes/scenarios.js';
@@ -73,6 +74,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes);
   await app.register(scenarioRoutes);
   await app.register(runRoutes);
+  await app.register(reproductionRoutes);
   await app.register(profileRoutes);
   await app.register(runEventRoutes);
   await app.register(chartRoutes);

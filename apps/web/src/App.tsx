@@ -2,6 +2,7 @@ import { ComparePage } from './pages/ComparePage';
 import { ComposerPage } from './pages/ComposerPage';
 import { HistoryPage } from './pages/HistoryPage';
 import { LiveRunPage } from './pages/LiveRunPage';
+import { ReproductionPage } from './pages/ReproductionPage';
 import { RunPage } from './pages/RunPage';
 import { ScenariosPage } from './pages/ScenariosPage';
 import { href, type Route, useRoute } from './router';
@@ -18,6 +19,8 @@ function Page({ route }: { route: Route }) {
       return <ComposerPage key={route.from ?? ''} from={route.from} />;
     case 'compare':
       return <ComparePage key={route.ids.join(',')} ids={route.ids} />;
+    case 'reproduction':
+      return <ReproductionPage key={route.folder} folder={route.folder} tag={route.tag} />;
     case 'live':
       return <LiveRunPage key={route.id} id={route.id} />;
     default:
@@ -35,7 +38,7 @@ function Page({ route }: { route: Route }) {
 export function App() {
   const route = useRoute();
   const section =
-    route.page === 'scenarios'
+    route.page === 'scenarios' || route.page === 'reproduction'
       ? 'scenarios'
       : route.page === 'compose'
         ? 'compose'

@@ -1,5 +1,8 @@
 // The server's REST API, typed with the shapes from @kbench/schema.
 import type {
+  ReproductionInfo,
+  ReproductionResults,
+  ReproductionStarted,
   RunListItem,
   RunRecord,
   RunStatus,
@@ -11,6 +14,9 @@ import type {
 } from '@kbench/schema';
 
 export type {
+  ReproductionInfo,
+  ReproductionResults,
+  ReproductionStarted,
   RunListItem,
   RunRecord,
   RunStatus,
@@ -102,6 +108,16 @@ export const api = {
   updateRun: (id: string, change: { tags?: string[]; notes?: string }) =>
     request<RunRecord>('PATCH', `/api/runs/${enc(id)}`, change),
   deleteRun: (id: string) => request<{ deleted: string }>('DELETE', `/api/runs/${enc(id)}`),
+  /** The write-up folders (those with a published.yaml). */
+  reproductions: () => request<ReproductionInfo[]>('GET', '/api/reproductions'),
+  startReproduction: (body: { folder: string; quick?: boolean }) =>
+    request<ReproductionStarted>('POST', '/api/reproductions', body),
+  /** A folder's latest reproduction, or the one with this tag, with the verdicts of its rules. */
+  reproductionResults: (folder: string, tag?: string | null) =>
+    request<ReproductionResults>(
+      'GET',
+      `/api/reproductions/results?folder=${enc(folder)}${tag ? `&tag=${enc(tag)}` : ''}`,
+    ),
   /** Target profiles, secrets masked by the server. */
   profiles: () => request<TargetProfile[]>('GET', '/api/profiles'),
   eventsUrl: (id: string) => `/api/runs/${enc(id)}/events`,

@@ -1,4 +1,5 @@
-// A hash router: #/ scenarios, #/history, #/runs/<id>, #/runs/<id>/live, #/compare/<id>,<id>.
+// A hash router: #/ scenarios, #/history, #/runs/<id>, #/runs/<id>/live, #/compare/<id>,<id>,
+// #/reproductions/<folder>[/<tag>] (both URI-encoded).
 import { useEffect, useState } from 'react';
 
 export type Route =
@@ -8,6 +9,7 @@ export type Route =
   | { page: 'live'; id: string }
   | { page: 'compare'; ids: string[] }
   | { page: 'compose'; from: string | null }
+  | { page: 'reproduction'; folder: string; tag: string | null }
   | { page: 'not-found'; path: string };
 
 export function parseRoute(hash: string): Route {
@@ -20,6 +22,13 @@ export function parseRoute(hash: string): Route {
   if (compose) return { page: 'compose', from: compose[1] ? decodeURIComponent(compose[1]) : null };
   const compare = /^\/compare\/([A-Za-z0-9_,-]+)$/.exec(path);
   if (compare?.[1]) return { page: 'compare', ids: compare[1].split(',').filter(Boolean) };
+  const reproduction = /^\/reproductions\/([^/]+)(?:\/([^/]+))?$/.exec(path);
+  if (reproduction?.[1])
+    return {
+      page: 'reproduction',
+      folder: decodeURIComponent(reproduction[1]),
+      tag: reproduction[2] ? decodeURIComponent(reproduction[2]) : null,
+    };
   const run = /^\/runs\/([A-Za-z0-9_-]+)$/.exec(path);
   if (run?.[1]) return { page: 'run', id: run[1] };
   return { page: 'not-found', path };
@@ -31,6 +40,8 @@ export const href = {
   run: (id: string) => `#/runs/${id}`,
   live: (id: string) => `#/runs/${id}/live`,
   compare: (ids: string[]) => `#/compare/${ids.join(',')}`,
+  reproduction: (folder: string, tag?: string | null) =>
+    `#/reproductions/${encodeURIComponent(folder)}${tag ? `/${encodeURIComponent(tag)}` : ''}`,
   compose: (from?: string) => (from ? `#/compose/${encodeURIComponent(from)}` : '#/compose'),
 };
 

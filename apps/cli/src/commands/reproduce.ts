@@ -7,20 +7,24 @@ import path from 'node:path';
 import { type ChartSpec, compareCharts, renderSvg, runCharts } from '@kbench/charts';
 import { captureEnvironment, unsupportedIssues } from '@kbench/engine';
 import { History } from '@kbench/history';
-import { expandSweep, parseScenario, type RunRecord, type Scenario } from '@kbench/schema';
-import { parseCommandArgs } from '../args.js';
-import { fmtMs, fmtNumber } from '../format.js';
 import {
   type Experiment,
   evaluateRule,
+  expandSweep,
   type MeasuredRun,
   metricLabel,
   metricValue,
   type Published,
   PublishedError,
   parsePublished,
+  parseScenario,
+  type RunRecord,
+  type Scenario,
+  sweepLabels,
   type Verdict,
-} from '../published.js';
+} from '@kbench/schema';
+import { parseCommandArgs } from '../args.js';
+import { fmtMs, fmtNumber } from '../format.js';
 import { UsageError } from '../usage.js';
 import { loadScenario, runPlans } from './run.js';
 
@@ -105,12 +109,6 @@ async function readPublished(folder: string): Promise<Published> {
   }
 }
 
-/** The sweep value of each plan, as a rule's `file.yaml[value]` names it. */
-function sweepValues(scenario: Scenario): (string | undefined)[] {
-  if (!scenario.sweep) return [undefined];
-  return scenario.sweep.values.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v)));
-}
-
 async function runExperiment(
   folder: string,
   experiment: Experiment,
@@ -119,7 +117,7 @@ async function runExperiment(
   const file = path.join(folder, experiment.scenario);
   const scenario = await loadScenario(file, { quick });
   const plans = expandSweep(scenario);
-  const labels = sweepValues(scenario);
+  const labels = sweepLabels(scenario);
   const notRun: string[] = [];
   const runnable: { plan: Scenario; value?: string }[] = [];
   plans.forEach((plan, i) => {

@@ -21,11 +21,32 @@ export interface Sweep {
   finished: boolean;
 }
 
+/** One run of a series: its scenario, where it came from, and the tags its stored run gets. */
+export interface SeriesItem {
+  scenario: Scenario;
+  source: string | null;
+  tags?: string[];
+}
+
+/** A series of runs (a reproduction) the server runs one after another. */
+export interface Series {
+  total: number;
+  /** Runs started so far, in order. */
+  ids: string[];
+  finished: boolean;
+  /** Why the series ended early, if it did. */
+  error: string | null;
+}
+
 export class RunManager {
   private readonly live = new Map<string, LiveRun>();
   private readonly sweeps = new Map<string, Sweep>();
   /** Set while a start is under way, so two quick clicks cannot start two runs. */
   private starting = false;
+  /** The series under way, which holds the run slot between its runs too. */
+  private activeSeries: Series | null = null;
+  /** Set once the server is closing: a series must not start its next run then. */
+  private closing = false;
 
   constructor(
     private readonly history: History,
@@ -33,10 +54,16 @@ export class RunManager {
   ) {}
 
   /** Starts a run; one at a time, because two benchmarks on one machine measure each other. */
-  async start(scenario: Scenario, source: string | null): Promise<LiveRun> {
+  async start(
+    scenario: Scenario,
+    source: string | null,
+    opts: { tags?: string[]; series?: Series } = {},
+  ): Promise<LiveRun> {
+    if (this.closing) throw new HttpError(409, 'the server is shutting down');
     const running = this.current();
-    if (running || this.starting) {
-      const which = running ? ` (${running.id})` : '';
+    const seriesBusy = this.activeSeries !== null && this.activeSeries !== opts.series;
+    if (running || this.starting || seriesBusy) {
+      const which = running ? ` (${running.id})` : seriesBusy ? ' (a reproduction, between two runs)' : '';
       throw new HttpError(409, `a run is already in progress${which}; stop it or wait for it to end`);
     }
     this.starting = true;
@@ -50,6 +77,8 @@ export class RunManager {
       });
       this.live.set(run.id, run);
       void run.done.finally(() => this.live.delete(run.id));
+      // The engine stores a run untagged; the tags follow at once, before anyone is told its id.
+      if (opts.tags && opts.tags.length > 0) await this.history.setTags(run.id, opts.tags);
       return run;
     } finally {
       this.starting = false;
@@ -80,6 +109,38 @@ export class RunManager {
     };
     void follow(first, 0);
     return first;
+  }
+
+  /**
+   * Runs the items one after another, each stored with its tags, carrying on past a failed run but
+   * ending at a stopped one (someone pressed Stop). Resolves once the first run has started; the
+   * series keeps the run slot until it ends, so no other run slips in between two of its runs.
+   */
+  async startSeries(items: SeriesItem[]): Promise<{ first: LiveRun; series: Series }> {
+    const series: Series = { total: items.length, ids: [], finished: false, error: null };
+    const startItem = (item: SeriesItem) =>
+      this.start(item.scenario, item.source, { series, ...(item.tags ? { tags: item.tags } : {}) });
+    const first = await startItem(items[0] as SeriesItem);
+    this.activeSeries = series;
+    const end = (error: string | null = null) => {
+      series.finished = true;
+      series.error = error;
+      if (this.activeSeries === series) this.activeSeries = null;
+    };
+    const follow = async (run: LiveRun, index: number): Promise<void> => {
+      series.ids.push(run.id);
+      const record = await run.done;
+      const next = items[index + 1];
+      if (!next) return end();
+      if (record.status === 'stopped') return end(`stopped at run ${index + 1} of ${items.length}`);
+      try {
+        await follow(await startItem(next), index + 1);
+      } catch (err) {
+        end(`run ${index + 2} of ${items.length} could not start: ${(err as Error).message}`);
+      }
+    };
+    void follow(first, 0);
+    return { first, series };
   }
 
   /** The sweep a run belongs to, if any. */
@@ -119,6 +180,7 @@ export class RunManager {
 
   /** Stops every live run and waits until each is stored (on server shutdown). */
   async stopAll(): Promise<void> {
+    this.closing = true;
     const runs = [...this.live.values()];
     for (const run of runs) run.stop();
     await Promise.all(runs.map((run) => run.done));

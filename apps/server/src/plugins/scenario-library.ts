@@ -14,6 +14,8 @@ import fp from 'fastify-plugin';
 import { HttpError, invalidScenario } from '../http-error.js';
 
 const SCENARIO_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
+/** A write-up's figures and direction rules, beside its scenarios (see `kbench reproduce`). */
+export const PUBLISHED_FILE = 'published.yaml';
 /** Paths of scenarios from the user's own folder start with this, to keep them apart from the library's. */
 export const USER_PREFIX = 'user/';
 
@@ -75,9 +77,40 @@ async function walk(dir: string): Promise<string[]> {
     if (entry.name.startsWith('.')) continue;
     const full = join(dir, entry.name);
     if (entry.isDirectory()) files.push(...(await walk(full)));
-    else if (entry.isFile() && SCENARIO_EXTENSIONS.has(extname(entry.name).toLowerCase())) files.push(full);
+    else if (
+      entry.isFile() &&
+      entry.name !== PUBLISHED_FILE &&
+      SCENARIO_EXTENSIONS.has(extname(entry.name).toLowerCase())
+    )
+      files.push(full);
   }
   return files;
+}
+
+/** Folders below `dir` (not `dir` itself) holding a published.yaml, as paths relative to `dir`. */
+async function writeUpDirs(dir: string, rel = ''): Promise<string[]> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const out: string[] = [];
+  if (rel !== '' && entries.some((e) => e.isFile() && e.name === PUBLISHED_FILE)) out.push(rel);
+  for (const entry of entries) {
+    if (entry.isDirectory() && !entry.name.startsWith('.'))
+      out.push(...(await writeUpDirs(join(dir, entry.name), rel ? `${rel}/${entry.name}` : entry.name)));
+  }
+  return out;
+}
+
+/** A folder of scenarios that reproduces a published write-up. */
+export interface WriteUpFolder {
+  /** As the library names it: `kreps-2014`, or `user/my-write-up` for the user's own. */
+  folder: string;
+  /** Where it is on disk. */
+  dir: string;
 }
 
 export class ScenarioLibrary {
@@ -111,6 +144,23 @@ export class ScenarioLibrary {
       }
     }
     return out.sort((a, b) => a.folder.localeCompare(b.folder) || a.path.localeCompare(b.path));
+  }
+
+  /** The folders with a published.yaml, the library's first, then the user's. */
+  async writeUps(): Promise<WriteUpFolder[]> {
+    const roots: [string, string][] = [[this.root, '']];
+    if (this.userRoot) roots.push([this.userRoot, USER_PREFIX]);
+    const out: WriteUpFolder[] = [];
+    for (const [root, prefix] of roots) {
+      const found = (await writeUpDirs(root)).sort();
+      for (const rel of found) out.push({ folder: prefix + rel, dir: join(root, ...rel.split('/')) });
+    }
+    return out;
+  }
+
+  /** One write-up folder by its library name, or undefined (only folders writeUps lists are found). */
+  async writeUp(folder: string): Promise<WriteUpFolder | undefined> {
+    return (await this.writeUps()).find((w) => w.folder === folder);
   }
 
   /**

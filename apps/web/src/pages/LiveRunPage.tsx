@@ -1,7 +1,7 @@
 // A run as it happens: progress, headline figures and live charts; the summary when it ends.
 
 import { faultMarks } from '@kbench/charts';
-import type { Sample } from '@kbench/schema';
+import { parseReproductionTag, type Sample } from '@kbench/schema';
 import { useEffect, useMemo, useState } from 'react';
 import { type ApiError, api, type RunRecord, type SweepInfo } from '../api';
 import { ErrorNote, ProgressBar, Stat, StatusBadge } from '../components/bits';
@@ -84,6 +84,12 @@ export function LiveRunPage({ id }: { id: string }) {
   const label = useMemo(() => record?.scenario.name, [record]);
   // The scenario's fault timeline while the run is live; the faults it recorded once it has ended.
   const marks = useMemo(() => (record ? faultMarks(record) : []), [record]);
+  // A run of a reproduction links back to it (initial has the tags; the live record may not).
+  const reproduction = useMemo(() => {
+    const tag = initial?.tags.find((t) => parseReproductionTag(t));
+    const parsed = tag ? parseReproductionTag(tag) : undefined;
+    return tag && parsed ? { tag, folder: parsed.folder } : null;
+  }, [initial]);
 
   // Comparing targets: follow the series from run to run, and open the comparison at the end.
   useEffect(() => {
@@ -117,6 +123,12 @@ export function LiveRunPage({ id }: { id: string }) {
             {record && <StatusBadge status={live.record?.status ?? 'running'} />}
           </h1>
           {record?.scenario.description && <p className="muted">{record.scenario.description}</p>}
+          {reproduction && (
+            <p className="muted" data-testid="reproduction-link">
+              Part of a reproduction of{' '}
+              <a href={href.reproduction(reproduction.folder, reproduction.tag)}>{reproduction.folder}</a>
+            </p>
+          )}
           {sweep && (
             <p className="muted" data-testid="sweep-position">
               {sweep.knob === 'target' ? 'Comparing targets' : `Sweep over ${sweep.knob}`}: run{' '}

@@ -1,6 +1,14 @@
-// Home: the scenario library, grouped by folder, each with a Run button.
+// Home: the scenario library, grouped by folder, each with a Run button; a write-up's folder (one with
+// a published.yaml) shows its title and link and can be reproduced whole.
 import { useEffect, useMemo, useState } from 'react';
-import { ApiError, api, type RunListItem, type ScenarioEntry, type ScenarioOutline } from '../api';
+import {
+  ApiError,
+  api,
+  type ReproductionInfo,
+  type RunListItem,
+  type ScenarioEntry,
+  type ScenarioOutline,
+} from '../api';
 import { Empty, ErrorNote } from '../components/bits';
 import { formatBytes, formatDateTime } from '../format';
 import { href, navigate } from '../router';
@@ -104,6 +112,59 @@ function ScenarioCard({
   );
 }
 
+function WriteUpHead({
+  info,
+  busy,
+  onReproduce,
+}: {
+  info: ReproductionInfo;
+  busy: boolean;
+  onReproduce: (quick: boolean) => void;
+}) {
+  return (
+    <div className="writeup" data-testid="writeup">
+      <div className="writeup-main">
+        <div className="writeup-title" data-testid="writeup-title">
+          {info.url ? (
+            <a href={info.url} target="_blank" rel="noreferrer" data-testid="writeup-link">
+              {info.title}
+            </a>
+          ) : (
+            info.title
+          )}
+        </div>
+        {info.setup && <p className="muted">Their setup: {info.setup}</p>}
+        {info.error && <ErrorNote error={`published.yaml: ${info.error}`} />}
+      </div>
+      <div className="scenario-actions">
+        <a className="btn ghost" href={href.reproduction(info.folder)} data-testid="reproduction-results">
+          Results
+        </a>
+        <button
+          type="button"
+          className="btn"
+          disabled={busy || info.error !== undefined}
+          onClick={() => onReproduce(true)}
+          data-testid="reproduce-quick"
+          title="Every scenario of the folder, each shortened as kbench reproduce --quick does (at most 10 s)"
+        >
+          ▶ Reproduce (quick)
+        </button>
+        <button
+          type="button"
+          className="btn primary"
+          disabled={busy || info.error !== undefined}
+          onClick={() => onReproduce(false)}
+          data-testid="reproduce"
+          title="Every scenario of the folder that kbench can run here, one after another, with the direction checks"
+        >
+          ▶ Reproduce
+        </button>
+      </div>
+    </div>
+  );
+}
+
 export function ScenariosPage() {
   const [entries, setEntries] = useState<ScenarioEntry[] | null>(null);
   const [loadError, setLoadError] = useState<Error | null>(null);
@@ -112,9 +173,14 @@ export function ScenariosPage() {
   const [filter, setFilter] = useState('');
 
   const [running, setRunning] = useState<RunListItem | null>(null);
+  const [writeUps, setWriteUps] = useState<Map<string, ReproductionInfo>>(new Map());
 
   useEffect(() => {
     api.scenarios().then(setEntries, setLoadError);
+    api.reproductions().then(
+      (list) => setWriteUps(new Map(list.map((r) => [r.folder, r]))),
+      () => {},
+    );
     // One run at a time: say which one is going, so Run's refusal is no surprise.
     api.runs({ status: 'running', limit: 1 }).then(
       (runs) => setRunning(runs[0] ?? null),
@@ -136,6 +202,18 @@ export function ScenariosPage() {
     try {
       const { id } = await api.startRun({ path: entry.path });
       navigate(href.live(id));
+    } catch (err) {
+      setRunError(err instanceof ApiError ? err : new ApiError(0, (err as Error).message));
+      setBusy(false);
+    }
+  };
+
+  const reproduce = async (folder: string, quick: boolean) => {
+    setBusy(true);
+    setRunError(null);
+    try {
+      const started = await api.startReproduction({ folder, quick });
+      navigate(href.reproduction(folder, started.tag));
     } catch (err) {
       setRunError(err instanceof ApiError ? err : new ApiError(0, (err as Error).message));
       setBusy(false);
@@ -183,6 +261,13 @@ export function ScenariosPage() {
       {groups.map(([folder, list]) => (
         <section key={folder || '.'} className="folder" data-testid="scenario-folder" data-folder={folder}>
           <h2 className="folder-title">{folder ? `${folder}/` : 'Quick start'}</h2>
+          {writeUps.has(folder) && (
+            <WriteUpHead
+              info={writeUps.get(folder) as ReproductionInfo}
+              busy={busy}
+              onReproduce={(quick) => reproduce(folder, quick)}
+            />
+          )}
           <ul className="scenario-list">
             {list.map((e) => (
               <ScenarioCard key={e.path} entry={e} onRun={run} busy={busy} />

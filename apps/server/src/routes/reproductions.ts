@@ -1,0 +1,457 @@
+// Reproductions from the browser: a write-up folder (scenarios plus a published.yaml) run as one
+// series, every run tagged with the reproduction's tag, and its results judged by the folder's rules,
+// as `kbench reproduce` judges them.
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import {
+  checkScenario,
+  type Experiment,
+  evaluateRule,
+  expandSweep,
+  type MeasuredRun,
+  metricValue,
+  type Published,
+  parsePublished,
+  parseReproductionTag,
+  quickVersion,
+  type ReproductionExperimentInfo,
+  type ReproductionInfo,
+  type ReproductionResults,
+  type ReproductionRun,
+  type ReproductionStarted,
+  type RunListItem,
+  readScenarioText,
+  reproductionTag,
+  resolvePayloadFile,
+  type Scenario,
+  ScenarioError,
+  type ScenarioIssue,
+  sweepLabels,
+} from '@kbench/schema';
+import type { FastifyInstance } from 'fastify';
+import { HttpError, invalidScenario } from '../http-error.js';
+import type { Series, SeriesItem } from '../plugins/run-manager.js';
+import { PUBLISHED_FILE, type WriteUpFolder } from '../plugins/scenario-library.js';
+import { errorResponses } from '../schemas.js';
+
+const text = { type: 'string' } as const;
+const texts = { type: 'array', items: text } as const;
+const textMap = { type: 'object', additionalProperties: text } as const;
+
+const experimentInfo = {
+  scenario: text,
+  path: text,
+  title: text,
+  published: textMap,
+  figures: texts,
+  says: texts,
+} as const;
+
+const reproductionInfo = {
+  type: 'object',
+  required: ['folder', 'title', 'url', 'setup', 'experiments'],
+  properties: {
+    folder: text,
+    title: text,
+    url: text,
+    setup: text,
+    error: text,
+    experiments: {
+      type: 'array',
+      items: { type: 'object', required: Object.keys(experimentInfo), properties: experimentInfo },
+    },
+  },
+} as const;
+
+const verdict = {
+  type: 'object',
+  required: ['says', 'matches', 'detail'],
+  properties: { says: text, matches: { type: ['boolean', 'null'] }, detail: text },
+} as const;
+
+const resultRun = {
+  type: 'object',
+  required: ['id', 'name', 'status', 'sweepValue', 'error', 'figures'],
+  properties: {
+    id: text,
+    name: text,
+    status: text,
+    sweepValue: { type: ['string', 'null'] },
+    error: { type: ['string', 'null'] },
+    figures: { type: 'object', additionalProperties: { type: ['number', 'null'] } },
+  },
+} as const;
+
+const reproductionResults = {
+  type: 'object',
+  required: [
+    'folder',
+    'title',
+    'url',
+    'setup',
+    'tag',
+    'quick',
+    'startedAt',
+    'progress',
+    'reproductions',
+    'experiments',
+  ],
+  properties: {
+    folder: text,
+    title: text,
+    url: text,
+    setup: text,
+    tag: { type: ['string', 'null'] },
+    quick: { type: 'boolean' },
+    startedAt: { type: ['string', 'null'] },
+    progress: {
+      type: ['object', 'null'],
+      required: ['total', 'started', 'current', 'finished', 'error'],
+      properties: {
+        total: { type: 'integer' },
+        started: { type: 'integer' },
+        current: { type: ['string', 'null'] },
+        finished: { type: 'boolean' },
+        error: { type: ['string', 'null'] },
+      },
+    },
+    reproductions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['tag', 'quick', 'startedAt', 'runs'],
+        properties: { tag: text, quick: { type: 'boolean' }, startedAt: text, runs: { type: 'integer' } },
+      },
+    },
+    experiments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: [...Object.keys(experimentInfo), 'notRun', 'runs', 'verdicts'],
+        properties: {
+          ...experimentInfo,
+          notRun: texts,
+          runs: { type: 'array', items: resultRun },
+          verdicts: { type: 'array', items: verdict },
+        },
+      },
+    },
+  },
+} as const;
+
+const folderField = { type: 'string', minLength: 1, maxLength: 200 } as const;
+const tagField = { type: 'string', minLength: 1, maxLength: 300 } as const;
+
+/** One experiment, loaded (shortened for a quick reproduction) and split into what can run and what not. */
+interface Planned {
+  experiment: Experiment;
+  /** Where its scenario file is; the runs' source. */
+  source: string;
+  scenario: Scenario | null;
+  notRun: string[];
+  runnable: Scenario[];
+}
+
+const issueText = (issues: ScenarioIssue[]) => issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+
+async function readPublished(wu: WriteUpFolder): Promise<Published> {
+  const file = join(wu.dir, PUBLISHED_FILE);
+  return parsePublished(await readFile(file, 'utf8'), `${wu.folder}/${PUBLISHED_FILE}`);
+}
+
+async function loadExperimentScenario(
+  source: string,
+  name: string,
+  quick: boolean,
+): Promise<{ scenario: Scenario } | { problem: string }> {
+  let raw: unknown;
+  try {
+    raw = resolvePayloadFile(readScenarioText(await readFile(source, 'utf8'), name), source);
+  } catch (err) {
+    if (err instanceof ScenarioError) return { problem: `invalid scenario: ${issueText(err.issues)}` };
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code) return { problem: `cannot read ${name}: ${code}` };
+    throw err;
+  }
+  const checked = checkScenario(raw);
+  if (!checked.ok) return { problem: `invalid scenario: ${issueText(checked.issues)}` };
+  if (!quick) return { scenario: checked.scenario };
+  const short = checkScenario(quickVersion(raw as Record<string, unknown>, checked.scenario));
+  return short.ok
+    ? { scenario: short.scenario }
+    : { problem: `invalid when shortened: ${issueText(short.issues)}` };
+}
+
+export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
+  /** The reproductions this server process started, by tag, with where each has got to. */
+  const started = new Map<string, Series>();
+
+  const info = (wu: WriteUpFolder, published: Published): ReproductionInfo => ({
+    folder: wu.folder,
+    title: published.title,
+    url: published.url,
+    setup: published.setup,
+    experiments: published.experiments.map(
+      (e): ReproductionExperimentInfo => ({
+        scenario: e.scenario,
+        path: `${wu.folder}/${e.scenario}`,
+        title: e.title,
+        published: e.published,
+        figures: e.figures,
+        says: e.checks.map((c) => c.says),
+      }),
+    ),
+  });
+
+  async function plan(wu: WriteUpFolder, published: Published, quick: boolean): Promise<Planned[]> {
+    const { unsupportedIssues } = await import('@kbench/engine');
+    const out: Planned[] = [];
+    for (const experiment of published.experiments) {
+      const source = join(wu.dir, experiment.scenario);
+      const planned: Planned = { experiment, source, scenario: null, notRun: [], runnable: [] };
+      out.push(planned);
+      if (isAbsolute(experiment.scenario) || experiment.scenario.split(/[\\/]/).includes('..')) {
+        planned.notRun.push(`${experiment.scenario} is not a file of this folder`);
+        continue;
+      }
+      const loaded = await loadExperimentScenario(source, experiment.scenario, quick);
+      if ('problem' in loaded) {
+        planned.notRun.push(loaded.problem);
+        continue;
+      }
+      planned.scenario = loaded.scenario;
+      const labels = sweepLabels(loaded.scenario);
+      expandSweep(loaded.scenario).forEach((p, i) => {
+        const issues = unsupportedIssues(p, { profiles: app.profiles });
+        if (issues.length === 0) planned.runnable.push(p);
+        else {
+          const reasons = issues.map((x) => `needs ${x.path}: ${x.message}`).join('; ');
+          const value = labels[i];
+          planned.notRun.push(
+            value === undefined ? reasons : `${loaded.scenario.sweep?.knob}=${value}: ${reasons}`,
+          );
+        }
+      });
+    }
+    return out;
+  }
+
+  /** The write-up folder named in a request, with its published.yaml read; `status` for an unknown one. */
+  async function writeUp(folder: string, status: 400 | 404): Promise<[WriteUpFolder, Published]> {
+    const wu = await app.scenarios.writeUp(folder);
+    if (!wu)
+      throw new HttpError(
+        status,
+        `folder: no write-up folder ${JSON.stringify(folder)} (a folder of scenarios with a ${PUBLISHED_FILE})`,
+      );
+    try {
+      return [wu, await readPublished(wu)];
+    } catch (err) {
+      throw new HttpError(400, `folder: ${(err as Error).message}`);
+    }
+  }
+
+  app.get(
+    '/api/reproductions',
+    { schema: { response: { 200: { type: 'array', items: reproductionInfo }, ...errorResponses } } },
+    async () => {
+      const out: ReproductionInfo[] = [];
+      for (const wu of await app.scenarios.writeUps()) {
+        try {
+          out.push(info(wu, await readPublished(wu)));
+        } catch (err) {
+          out.push({
+            folder: wu.folder,
+            title: wu.folder,
+            url: '',
+            setup: '',
+            experiments: [],
+            error: (err as Error).message,
+          });
+        }
+      }
+      return out;
+    },
+  );
+
+  app.post<{ Body: { folder: string; quick?: boolean } }>(
+    '/api/reproductions',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          required: ['folder'],
+          additionalProperties: false,
+          properties: { folder: folderField, quick: { type: 'boolean' } },
+        },
+        response: {
+          201: {
+            type: 'object',
+            required: ['folder', 'tag', 'quick', 'total', 'firstRunId', 'skipped'],
+            properties: {
+              folder: text,
+              tag: text,
+              quick: { type: 'boolean' },
+              total: { type: 'integer' },
+              firstRunId: text,
+              skipped: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['scenario', 'reason'],
+                  properties: { scenario: text, reason: text },
+                },
+              },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const quick = request.body.quick ?? false;
+      const [wu, published] = await writeUp(request.body.folder, 400);
+      const running = app.runs.current();
+      if (running)
+        throw new HttpError(
+          409,
+          `a run is already in progress (${running.id}); stop it or wait for it to end`,
+        );
+      const planned = await plan(wu, published, quick);
+      const skipped = planned.flatMap((p) =>
+        p.notRun.map((reason) => ({ scenario: p.experiment.scenario, reason })),
+      );
+      const now = new Date();
+      let tag = reproductionTag(wu.folder, now, quick);
+      for (let n = 2; started.has(tag); n++) tag = reproductionTag(wu.folder, now, quick, `.${n}`);
+      const items: SeriesItem[] = planned.flatMap((p) =>
+        p.runnable.map((scenario) => ({ scenario, source: p.source, tags: [tag] })),
+      );
+      if (items.length === 0)
+        throw new HttpError(
+          400,
+          `folder: nothing in ${wu.folder} can run here (${skipped.map((s) => `${s.scenario}: ${s.reason}`).join('; ')})`,
+        );
+      let result: Awaited<ReturnType<typeof app.runs.startSeries>>;
+      try {
+        result = await app.runs.startSeries(items);
+      } catch (err) {
+        if (err instanceof ScenarioError) throw invalidScenario(err.issues);
+        throw err;
+      }
+      started.set(tag, result.series);
+      const body: ReproductionStarted = {
+        folder: wu.folder,
+        tag,
+        quick,
+        total: items.length,
+        firstRunId: result.first.id,
+        skipped,
+      };
+      return reply.code(201).send(body);
+    },
+  );
+
+  app.get<{ Querystring: { folder: string; tag?: string } }>(
+    '/api/reproductions/results',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          required: ['folder'],
+          additionalProperties: false,
+          properties: { folder: folderField, tag: tagField },
+        },
+        response: { 200: reproductionResults, ...errorResponses },
+      },
+    },
+    async (request): Promise<ReproductionResults> => {
+      const [wu, published] = await writeUp(request.query.folder, 404);
+      const base = info(wu, published);
+      const prefix = `reproduce:${wu.folder}:`;
+      const ofFolder = (t: string) => t.startsWith(prefix) && parseReproductionTag(t)?.folder === wu.folder;
+      const byTag = new Map<string, RunListItem[]>();
+      for (const run of await app.history.listRuns({ search: prefix })) {
+        for (const t of run.tags.filter(ofFolder)) byTag.set(t, [...(byTag.get(t) ?? []), run]);
+      }
+      const reproductions = [...byTag.entries()]
+        .map(([t, runs]) => ({
+          tag: t,
+          quick: parseReproductionTag(t)?.quick ?? false,
+          startedAt: runs.map((r) => r.startedAt).sort()[0] as string,
+          runs: runs.length,
+        }))
+        .sort((a, b) => b.startedAt.localeCompare(a.startedAt) || b.tag.localeCompare(a.tag));
+      const tag = request.query.tag ?? reproductions[0]?.tag ?? null;
+      if (tag !== null && !byTag.has(tag))
+        throw new HttpError(404, `no reproduction ${JSON.stringify(tag)} of ${wu.folder}`);
+      const quick = tag === null ? false : (parseReproductionTag(tag)?.quick ?? false);
+      const runs = [...(tag === null ? [] : (byTag.get(tag) ?? []))].sort((a, b) =>
+        a.startedAt.localeCompare(b.startedAt),
+      );
+      const series = tag === null ? undefined : started.get(tag);
+      const planned = await plan(wu, published, quick);
+
+      const perExperiment = await Promise.all(
+        planned.map(async (p) => {
+          const file = p.experiment.scenario;
+          const own = runs.filter((r) => r.source === p.source || r.source?.endsWith(`/${file}`));
+          const overTime = p.experiment.checks.some((c) => c.kind === 'expect' && c.across === 'time');
+          const knob = p.scenario?.sweep?.knob;
+          return Promise.all(
+            own.map(async (r) => {
+              // A sweep's runs are named `<name> [<knob>=<value>]`, the value as the rules write it.
+              const sweepValue = knob ? (/\[([^=\]]+)=(.*)\]$/.exec(r.name)?.[2] ?? null) : null;
+              const samples = overTime && r.status !== 'running' ? await app.history.getSamples(r.id) : [];
+              const m: MeasuredRun = {
+                file,
+                ...(sweepValue === null ? {} : { sweepValue }),
+                summary: r.summary,
+                samples,
+              };
+              const run: ReproductionRun = {
+                id: r.id,
+                name: r.name,
+                status: r.status,
+                sweepValue,
+                error: r.error,
+                figures: Object.fromEntries(p.experiment.figures.map((f) => [f, metricValue(r.summary, f)])),
+              };
+              return { run, measured: m };
+            }),
+          );
+        }),
+      );
+      // In run order within each experiment, so a rule across a sweep follows the sweep's values.
+      const measured = perExperiment.flat().map((x) => x.measured);
+      return {
+        folder: base.folder,
+        title: base.title,
+        url: base.url,
+        setup: base.setup,
+        tag,
+        quick,
+        startedAt: runs[0]?.startedAt ?? null,
+        progress: series
+          ? {
+              total: series.total,
+              started: series.ids.length,
+              current: series.finished ? null : (series.ids.at(-1) ?? null),
+              finished: series.finished,
+              error: series.error,
+            }
+          : null,
+        reproductions,
+        experiments: base.experiments.map((e, i) => {
+          const p = planned[i] as Planned;
+          return {
+            ...e,
+            notRun: p.notRun,
+            runs: (perExperiment[i] ?? []).map((x) => x.run),
+            verdicts: p.experiment.checks.map((rule) => evaluateRule(rule, e.scenario, measured)),
+          };
+        }),
+      };
+    },
+  );
+}

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { href, parseRoute } from '../src/router';
+
+describe('reproduction routes', () => {
+  it('round-trip a folder (user/ ones have a slash) and an optional tag', () => {
+    expect(parseRoute(href.reproduction('kreps-2014'))).toEqual({
+      page: 'reproduction',
+      folder: 'kreps-2014',
+      tag: null,
+    });
+    const tag = 'reproduce:user/mine:20261121-173635-quick';
+    expect(href.reproduction('user/mine', tag)).toBe(
+      '#/reproductions/user%2Fmine/reproduce%3Auser%2Fmine%3A20261121-173635-quick',
+    );
+    expect(parseRoute(href.reproduction('user/mine', tag))).toEqual({
+      page: 'reproduction',
+      folder: 'user/mine',
+      tag,
+    });
+  });
+});
