@@ -35,14 +35,28 @@ async function main(argv: string[]): Promise<number> {
   return (await load())(rest);
 }
 
+/**
+ * Exits once stdout and stderr have been written out: on a pipe their writes are asynchronous, and
+ * process.exit() would cut off whatever is still queued (a long `list --json` at 64 KB).
+ */
+function exitWhenFlushed(code: number): void {
+  let pending = 2;
+  const done = () => {
+    if (--pending === 0) process.exit(code);
+  };
+  process.stdout.write('', done);
+  process.stderr.write('', done);
+}
+
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitWhenFlushed(code),
   (err: unknown) => {
     if (err instanceof UsageError || err instanceof ScenarioError || err instanceof ProfileError) {
       process.stderr.write(`${err.message}\n`);
-      process.exit(2);
+      exitWhenFlushed(2);
+      return;
     }
     process.stderr.write(`kbench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
+    exitWhenFlushed(1);
   },
 );

@@ -35,7 +35,7 @@ Options of run:
   --max-rate N            a rate ceiling in records/s: a fixed rate above it is refused, max and
                           find-max are capped at it (a profile's maxRate applies too; the lower wins)
   --json                  print the stored run as JSON on stdout (progress goes to stderr)
-  --quick                 a short version: duration at most 10s, warm-up at most 2s, records at most 100000,
+  --quick                 a short version: duration at most 3s, warm-up at most 1s, records at most 20000,
                           backlog at most 64MB, idle topics at most 1000; faults keep their place
                           in the run, scaled to its new length
 

@@ -221,8 +221,8 @@ describe('--quick on a fault timeline', () => {
     const file = path.join(SCENARIOS, 'sangrenel-2014/broker-dropped.yaml');
     const raw = readScenarioText(readFileSync(file, 'utf8'), file) as Record<string, unknown>;
     const quick = parseScenario(quickVersion(raw, parseScenario(raw, file)), file);
-    // 60 s into 10 s warm-up + 2 min: 60/130 of the quick run's 2 s + 10 s.
-    expect(quick.faults).toEqual([{ at: '5.5s', action: 'kill', node: 2 }]);
+    // 60 s into 10 s warm-up + 2 min: 60/130 of the quick run's 1 s + 3 s.
+    expect(quick.faults).toEqual([{ at: '1.8s', action: 'kill', node: 2 }]);
   });
 
   it('keeps a pause its length unless the run ends first', () => {
@@ -231,14 +231,14 @@ describe('--quick on a fault timeline', () => {
       cluster: { nodes: 3 },
       duration: '100s',
       faults: [
-        { at: '50s', action: 'pause', node: 1, for: '2s' },
-        { at: '99s', action: 'pause', node: 2, for: '30s' },
+        { at: '20s', action: 'pause', node: 1, for: '1s' },
+        { at: '80s', action: 'pause', node: 2, for: '30s' },
       ],
     };
     const quick = parseScenario(quickVersion(raw, parseScenario(raw, 'x')), 'x');
     expect(quick.faults).toEqual([
-      { at: '5s', action: 'pause', node: 1, for: '2s' },
-      { at: '9.9s', action: 'pause', node: 2, for: '100ms' },
+      { at: '600ms', action: 'pause', node: 1, for: '1s' },
+      { at: '2.4s', action: 'pause', node: 2, for: '600ms' },
     ]);
   });
 });

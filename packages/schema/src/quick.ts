@@ -6,9 +6,15 @@ import type { Scenario } from './scenario.js';
 import { formatDurationMs, parseDurationMs, parseSizeBytes } from './units.js';
 
 /** What --quick caps a scenario to. */
-export const QUICK = { durationMs: 10_000, warmupMs: 2_000, records: 100_000 };
+export const QUICK = { durationMs: 3_000, warmupMs: 1_000, records: 20_000 };
 /** Sizes --quick also caps, so setup (a preloaded backlog, thousands of idle topics) stays short too. */
 const QUICK_CAPS: Record<string, number> = { 'consumers.backlog': 64 * 1024 * 1024, 'topics.idle': 1000 };
+
+/** What --quick does, in words, for reports and tooltips. */
+export function describeQuick(): string {
+  const n = (v: number) => v.toLocaleString('en-US');
+  return `duration at most ${formatDurationMs(QUICK.durationMs)}, warm-up at most ${formatDurationMs(QUICK.warmupMs)}, records at most ${n(QUICK.records)}, backlog at most ${n((QUICK_CAPS['consumers.backlog'] ?? 0) / 1024 ** 2)} MB, idle topics at most ${n(QUICK_CAPS['topics.idle'] ?? 0)}, fault times scaled to the shorter run`;
+}
 
 /** --quick: the same scenario, short enough for CI. */
 export function quickVersion(raw: Record<string, unknown>, parsed: Scenario): Record<string, unknown> {

@@ -119,7 +119,7 @@ export function ReproductionPage({ folder, tag }: { folder: string; tag: string 
             disabled={busy || inProgress}
             onClick={() => reproduce(true)}
             data-testid="reproduce-quick"
-            title="Each scenario shortened as kbench reproduce --quick does (at most 10 s)"
+            title="Each scenario shortened as kbench reproduce --quick does (at most 3 s, warm-up 1 s)"
           >
             ▶ Reproduce (quick)
           </button>

@@ -146,7 +146,7 @@ function WriteUpHead({
           disabled={busy || info.error !== undefined}
           onClick={() => onReproduce(true)}
           data-testid="reproduce-quick"
-          title="Every scenario of the folder, each shortened as kbench reproduce --quick does (at most 10 s)"
+          title="Every scenario of the folder, each shortened as kbench reproduce --quick does (at most 3 s, warm-up 1 s)"
         >
           ▶ Reproduce (quick)
         </button>
