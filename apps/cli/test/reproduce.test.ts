@@ -27,36 +27,32 @@ describe('kbench reproduce', () => {
 });
 
 describe('kbench import omb and export --omb', () => {
-  it('maps payloadFile to the file beside the workload, and runs it with kafkajs', async () => {
-    const file = path.join(home, 'omb-payload.yaml');
-    const imported = await kbench([
-      'import',
-      'omb',
-      path.join(OMB, '1-topic-16-partitions-1kb.yaml'),
-      '--out',
-      file,
-    ]);
-    expect(imported.code).toBe(0);
-    expect(imported.stderr).not.toContain('payloadFile');
-    const yaml = await readFile(file, 'utf8');
-    expect(yaml).toContain(`payloadFile: ${path.join(OMB, 'payload/payload-1Kb.data')}`);
-    expect(yaml).toContain('driver: kafkajs');
-    const run = await kbench([
-      'run',
-      file,
-      '--json',
-      '--set',
-      'duration=2s',
-      '--set',
-      'warmup=0s',
-      '--set',
-      'producers.rate=500',
-    ]);
-    expect(run.code, run.stderr).toBe(0);
-    const record = JSON.parse(run.stdout);
-    expect(record.summary.produced.records).toBeGreaterThan(0);
-    expect(record.summary.produced.wireMbPerSec).toBeGreaterThan(record.summary.produced.mbPerSec);
-  });
+  it.each([
+    ['1-topic-16-partitions-1kb.yaml', '500'],
+    ['1-topic-100-partitions-1kb-4-producers-500k-rate.yaml', '500000'],
+  ])(
+    'imports %s with its payload file beside it, and runs it shortened at %s msg/s',
+    async (workload, rate) => {
+      const file = path.join(home, `omb-${workload}`);
+      const imported = await kbench(['import', 'omb', path.join(OMB, workload), '--out', file]);
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(imported.stderr).not.toContain('payloadFile');
+      const yaml = await readFile(file, 'utf8');
+      expect(yaml).toContain(`payloadFile: ${path.join(OMB, 'payload/payload-1Kb.data')}`);
+      expect(yaml).toContain('driver: native');
+      expect(yaml).toContain(`rate: ${rate}`);
+      const run = await kbench(['run', file, '--json', '--set', 'duration=3s', '--set', 'warmup=1s']);
+      expect(run.code, run.stderr).toBe(0);
+      const record = JSON.parse(run.stdout);
+      expect(record.status).toBe('completed');
+      const produced = record.summary.produced;
+      expect(produced.records).toBeGreaterThan(0);
+      expect(record.summary.consumed.records).toBeGreaterThan(0);
+      // Every value is the 1,024-byte payload file.
+      expect((produced.mbPerSec * 1024 ** 2) / produced.recordsPerSec).toBeCloseTo(1024, 0);
+      expect(produced.wireMbPerSec).toBeGreaterThan(produced.mbPerSec);
+    },
+  );
 
   it('imports an OMB workload and driver, runs it shortened, and exports OMB result JSON', async () => {
     const file = path.join(home, 'omb.yaml');
@@ -69,10 +65,8 @@ describe('kbench import omb and export --omb', () => {
       file,
     ]);
     expect(imported.code).toBe(0);
-    // lz4 (from the driver file) keeps the native driver, which does not send payload files.
-    expect(imported.stderr).toContain('not mapped: payloadFile: payload files need driver kafkajs');
     const yaml = await readFile(file, 'utf8');
-    expect(yaml).toContain('#   payloadFile:');
+    expect(yaml).toContain('compression: lz4');
     expect(yaml).toContain('partitions: 16');
 
     // The driver file asks for 3 replicas, which needs nodes the engine does not have yet.

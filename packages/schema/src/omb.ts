@@ -106,19 +106,10 @@ export function ombToScenario(workload: unknown, driver?: unknown): OmbImport {
   }
 
   if (driver !== undefined) applyDriver(driver, { scenario, topics, producers }, skip);
-  // OMB sends the payload file's whole content as every record's value; kbench's kafkajs driver does
-  // too (the native driver sends random values only). OMB's path is relative to where OMB runs; the
-  // importer's caller resolves it to a file it can read.
+  // OMB sends the payload file's whole content as every record's value; both kbench drivers do too.
+  // OMB's path is relative to where OMB runs; the importer's caller resolves it to a file it can read.
   if (typeof payload === 'string' && payload !== '') {
-    const compression = producers.compression ?? 'none';
-    if (compression === 'none' || compression === 'gzip') {
-      producers.messageSize = { payloadFile: payload };
-      scenario.driver = 'kafkajs';
-    } else
-      skip(
-        'payloadFile',
-        `payload files need driver kafkajs, which has no ${String(compression)} compression; the native driver sends random values of messageSize bytes (stamped with their send time)`,
-      );
+    producers.messageSize = { payloadFile: payload };
   } else if (payload !== undefined) skip('payloadFile', 'must be the path of a file');
   if (Object.keys(topics).length) scenario.topics = topics;
   if (Object.keys(producers).length) scenario.producers = producers;

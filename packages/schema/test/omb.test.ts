@@ -21,8 +21,8 @@ describe('ombToScenario', () => {
     expect(s.cluster.nodes).toBe(3);
     expect(s.producers).toMatchObject({
       count: 1,
-      // lz4 keeps the native driver, which sends random values rather than the payload file.
-      messageSize: 1024,
+      // The payload file's bytes are every value, as in OMB; its size wins over messageSize.
+      messageSize: { payloadFile: 'payload/payload-1Kb.data' },
       rate: 50000,
       acks: 'all',
       lingerMs: 1,
@@ -35,11 +35,11 @@ describe('ombToScenario', () => {
     expect(s.warmup).toBe('60s');
   });
 
-  it('maps payloadFile, with driver kafkajs, when the compression allows it', () => {
+  it('maps payloadFile, keeping the native driver, which sends payload files too', () => {
     const { scenario, unmapped } = ombToScenario(fixture('1-topic-16-partitions-1kb.yaml'));
     const s = parseScenario(scenario);
     expect(s.producers.messageSize).toEqual({ payloadFile: 'payload/payload-1Kb.data' });
-    expect(s.driver).toBe('kafkajs');
+    expect(s.driver).toBe('native');
     expect(unmapped.map((u) => u.field)).not.toContain('payloadFile');
   });
 
@@ -54,7 +54,6 @@ describe('ombToScenario', () => {
         'commonConfig.default.api.timeout.ms',
         'consumerConfig.auto.offset.reset',
         'consumerConfig.enable.auto.commit',
-        'payloadFile',
         'reset',
       ].sort(),
     );
@@ -91,5 +90,26 @@ describe('parseProperties', () => {
       ['acks', 'all'],
       ['linger.ms', '5'],
     ]);
+  });
+});
+
+describe('ombToScenario on the 500k-rate workload', () => {
+  it('maps 1 topic, 100 partitions, 1 KB payload, 4 producers at 500,000 msg/s, no keys', () => {
+    const { scenario, unmapped } = ombToScenario(
+      fixture('1-topic-100-partitions-1kb-4-producers-500k-rate.yaml'),
+    );
+    const s = parseScenario(scenario);
+    expect(s.driver).toBe('native');
+    expect(s.topics).toMatchObject({ count: 1, partitions: 100 });
+    expect(s.producers).toMatchObject({
+      count: 4,
+      rate: 500000,
+      keys: 'none',
+      messageSize: { payloadFile: 'payload/payload-1Kb.data' },
+    });
+    expect(s.consumers).toMatchObject({ count: 1, groups: 1, startAt: 'latest' });
+    expect(s.duration).toBe('16m');
+    expect(s.warmup).toBe('60s');
+    expect(unmapped).toEqual([]);
   });
 });

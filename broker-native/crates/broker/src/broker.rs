@@ -368,6 +368,7 @@ impl BrokerHandle {
                 self.broker.groups.shutdown();
             }
             self.broker.log.flush()?;
+            self.broker.log.close_files();
         }
         Ok(())
     }
@@ -377,6 +378,7 @@ impl BrokerHandle {
     /// and no clean-shutdown mark is left, so the next start recovers.
     pub async fn kill(&self) {
         self.halt().await;
+        self.broker.log.close_files();
     }
 
     /// Stops serving and background work; true the first time.

@@ -89,6 +89,14 @@ impl FileCache {
         }
     }
 
+    /// Closes every cached file (the broker is stopping): readers that still
+    /// hold one keep it open until they drop it.
+    pub fn clear(&self) {
+        let mut lru = self.inner.lock().expect("file cache lock");
+        lru.files.clear();
+        lru.by_tick.clear();
+    }
+
     pub fn open_files(&self) -> usize {
         self.inner.lock().expect("file cache lock").files.len()
     }

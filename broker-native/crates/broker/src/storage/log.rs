@@ -244,6 +244,13 @@ impl Log {
     /// active indexes and producer state (see `Partition::flush`), then the
     /// catalog, then the clean-shutdown marker, which is written only if
     /// nothing changed the log meanwhile and is removed by the next change.
+    /// Closes the segment files the log keeps open (after the final flush of
+    /// a stop), so a stopped broker holds no data files whatever keeps its
+    /// handle alive.
+    pub fn close_files(&self) {
+        self.config.files.clear();
+    }
+
     pub fn flush(&self) -> Result<()> {
         self.shared.clean.arm();
         for topic in self.topics() {

@@ -115,7 +115,10 @@ impl Log {
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
                 Some(t.saturating_sub(size))
             });
-        for p in 0..topic.partitions.len() {
+        for (p, partition) in topic.partitions.iter().enumerate() {
+            if let Err(e) = partition.delete_segments() {
+                tracing::warn!(topic = name, partition = p, error = %e, "could not delete a partition's segments");
+            }
             let dir = self.dir.join(format!("{name}-{p}"));
             match std::fs::remove_dir_all(&dir) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -205,6 +208,51 @@ mod tests {
         assert_eq!(log.size_bytes(), 0);
         drop(log);
         assert!(open(dir.path()).topic("t").is_none());
+    }
+
+    /// Files of `dir` this process still has open (on Linux, through /proc).
+    fn open_files_under(dir: &std::path::Path) -> Vec<String> {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .map(|target| target.to_string_lossy().into_owned())
+            .filter(|target| target.starts_with(&*dir.to_string_lossy()))
+            .collect()
+    }
+
+    #[test]
+    fn delete_closes_the_segment_files_so_their_space_comes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = open(dir.path());
+        log.create_topic("t", 3, false).unwrap();
+        log.create_topic("kept", 1, false).unwrap();
+        for p in 0..3 {
+            log.partition("t", p)
+                .unwrap()
+                .append(&batch(2, 10))
+                .unwrap();
+        }
+        log.partition("kept", 0)
+            .unwrap()
+            .append(&batch(2, 10))
+            .unwrap();
+        let segment = |name: &str| format!("{name}-0/00000000000000000000.log");
+        assert!(open_files_under(dir.path())
+            .iter()
+            .any(|f| f.ends_with(&segment("t"))));
+        log.delete_topic("t").unwrap();
+        let open = open_files_under(dir.path());
+        assert!(
+            open.iter().all(|f| !f.contains("/t-")),
+            "still open: {open:?}"
+        );
+        assert!(open.iter().any(|f| f.ends_with(&segment("kept"))));
+        log.close_files();
+        let open = open_files_under(dir.path());
+        assert!(
+            open.iter().all(|f| !f.ends_with(".log")),
+            "still open: {open:?}"
+        );
     }
 
     #[test]
