@@ -38,6 +38,8 @@ export interface Experiment {
   /** Our figures to show beside theirs, as summary metric paths. */
   figures: string[];
   checks: Rule[];
+  /** Why our setup may show the effect differently (one machine, say); empty when there is none. */
+  note: string;
 }
 
 export interface Published {
@@ -119,7 +121,7 @@ export function parsePublished(text: string, source = 'published.yaml'): Publish
     const at = `experiments[${i}].`;
     if (!isObj(e)) {
       bad(`experiments[${i}]`, 'must be an object');
-      return { scenario: '', title: '', published: {}, figures: [], checks: [] };
+      return { scenario: '', title: '', published: {}, figures: [], checks: [], note: '' };
     }
     const published: Record<string, string> = {};
     if (!isObj(e.published)) bad(`${at}published`, 'must map each published figure to its value');
@@ -139,6 +141,7 @@ export function parsePublished(text: string, source = 'published.yaml'): Publish
       title: str(e, 'title', at),
       published,
       figures: figureList,
+      note: str(e, 'note', at, false),
       checks: checks.filter((c): c is Rule => c !== null),
     };
   });

@@ -32,6 +32,8 @@ export interface ReproductionExperimentInfo {
   published: Record<string, string>;
   /** Our figures to show beside theirs (summary metric paths). */
   figures: string[];
+  /** Why our setup may show the effect differently; empty when there is none. */
+  note: string;
   /** What each direction rule checks, in words. */
   says: string[];
 }

@@ -268,6 +268,7 @@ async function writeReport(
     for (const rule of experiment.checks)
       lines.push(verdictLine(evaluateRule(rule, experiment.scenario, allRuns)));
     if (experiment.checks.length > 0) lines.push('');
+    if (experiment.note) lines.push(`Note: ${experiment.note}`, '');
   }
   const file = path.join(outDir, `${name}.md`);
   await writeFile(

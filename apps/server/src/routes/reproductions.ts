@@ -44,6 +44,7 @@ const experimentInfo = {
   title: text,
   published: textMap,
   figures: texts,
+  note: text,
   says: texts,
 } as const;
 
@@ -198,6 +199,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
         title: e.title,
         published: e.published,
         figures: e.figures,
+        note: e.note,
         says: e.checks.map((c) => c.says),
       }),
     ),

@@ -235,6 +235,11 @@ export function ReproductionPage({ folder, tag }: { folder: string; tag: string 
                   </table>
                 )}
               </div>
+              {e.note && (
+                <p className="muted" data-testid="experiment-note">
+                  Note: {e.note}
+                </p>
+              )}
               {e.notRun.map((reason) => (
                 <p key={reason} className="muted" data-testid="not-run">
                   Not run here: {reason}
