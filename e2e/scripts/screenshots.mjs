@@ -1,6 +1,7 @@
 // Refreshes the screenshots in docs/screenshots from the real product: `npm run screenshots -w @kbench/e2e`.
 // Starts `kbench serve` on a fresh history, drives Chromium, and overwrites live-run.png (a 3-node cluster
-// run with a fault, broker charts included) and composer.png (a validation error and the fault rows).
+// run with a fault, broker charts included), composer.png (a validation error and the fault rows),
+// library.png and reproduction.png (a quick reproduction of kreps-2014 with its verdicts).
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,6 +75,27 @@ try {
   await page.getByTestId('fault-0').getByTestId('fault-0-for').locator('input').fill('1s');
   await sleep(500);
   await page.screenshot({ path: join(out, 'composer.png'), fullPage: true });
+
+  // The library with its write-ups, then a quick reproduction of kreps-2014 and its verdicts, once
+  // the live run above has ended (one run at a time).
+  for (let i = 0; (await (await fetch(`${base}/api/runs/${id}`)).json()).status === 'running'; i++) {
+    if (i > 600) throw new Error(`run ${id} did not end`);
+    await sleep(100);
+  }
+  await page.goto(`${base}/`);
+  await page.locator('[data-testid="scenario"]').first().waitFor();
+  await page.screenshot({ path: join(out, 'library.png') });
+  const reproduce = await fetch(`${base}/api/reproductions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base },
+    body: JSON.stringify({ folder: 'kreps-2014', quick: true }),
+  });
+  if (reproduce.status !== 201)
+    throw new Error(`reproduction not started: ${reproduce.status} ${await reproduce.text()}`);
+  await page.goto(`${base}/#/reproductions/kreps-2014`);
+  await page.getByTestId('reproduction-done').waitFor({ timeout: 300_000 });
+  await sleep(1000);
+  await page.screenshot({ path: join(out, 'reproduction.png'), fullPage: true });
 } finally {
   await browser.close();
   server.kill('SIGTERM');

@@ -1,6 +1,6 @@
 // The four time charts of a run, and the set a run page shows.
 import { type BrokerNodeSample, type FaultEvent, parseDurationMs, type Sample } from '@kbench/schema';
-import { type ChartSpec, type FaultMark, perSecond, type RunSeries, timeChart } from './common.js';
+import { type ChartSpec, type FaultMark, PALETTE, perSecond, type RunSeries, timeChart } from './common.js';
 
 const MIB = 1024 * 1024;
 
@@ -85,15 +85,78 @@ export function brokerHealthChart(runs: RunSeries[]): ChartSpec {
   );
 }
 
+/** Bytes the bundled broker's nodes hold on disk at a sample (every replica counted), or null. */
+function storedBytes(s: Sample): number | null {
+  if (!s.broker || s.broker.length === 0) return null;
+  return s.broker.reduce((sum, n) => sum + n.logSizeBytes, 0);
+}
+
+/** The log grows by this much in a run before the stored-data chart is worth drawing. */
+const STORED_DATA_CHART_MIN_GROWTH = 1024 ** 3;
+
+/**
+ * Records per second produced against the data the bundled broker holds (GiB, every replica): the
+ * 2014 write-up's "throughput vs stored data", where a log whose appends cost O(1) draws a flat line.
+ */
+export function storedDataChart(runs: RunSeries[]): ChartSpec {
+  const title = 'Throughput vs stored data';
+  const series = runs
+    .filter((run) => run.samples.length > 0)
+    .map((run, i) => {
+      const color = PALETTE[i % PALETTE.length];
+      const data = run.samples
+        .map((s): [number, number] | null => {
+          const stored = storedBytes(s);
+          const rate = perSecond(s.producedRecords, s.intervalMs);
+          return stored === null || rate === null ? null : [stored / 1024 ** 3, rate];
+        })
+        .filter((p): p is [number, number] => p !== null);
+      return {
+        type: 'line' as const,
+        name: runs.length === 1 ? 'produced' : `${run.label}: produced`,
+        data,
+        showSymbol: data.length < 2,
+        color,
+        lineStyle: { color, width: 2 },
+      };
+    });
+  return {
+    id: 'stored-data',
+    title,
+    option: {
+      animation: false,
+      color: [...PALETTE],
+      title: { text: title, left: 'center', textStyle: { fontSize: 14 } },
+      tooltip: { trigger: 'axis' },
+      grid: { left: 72, right: 32, top: 72, bottom: 56 },
+      legend: { top: 28, data: series.map((s) => s.name) },
+      xAxis: {
+        type: 'value',
+        name: 'GiB stored (all replicas)',
+        nameLocation: 'middle',
+        nameGap: 30,
+        min: 0,
+      },
+      yAxis: { type: 'value', name: 'rec/s', nameLocation: 'end', min: 0 },
+      series,
+    },
+  };
+}
+
 /**
  * The charts a run page shows, in order: throughput, bandwidth, latency, backlog, and for runs on the
- * bundled broker its nodes' traffic and health.
+ * bundled broker its nodes' traffic and health, and throughput against the data stored when the
+ * log grew by a GiB or more.
  */
 export function runCharts(samples: Sample[], label = 'run', faults: FaultMark[] = []): ChartSpec[] {
   const runs = [{ label, samples, faults }];
   const charts = [throughputChart(runs), bandwidthChart(runs), latencyChart(runs), backlogChart(runs)];
-  if (samples.some((s) => (s.broker?.length ?? 0) > 0))
+  if (samples.some((s) => (s.broker?.length ?? 0) > 0)) {
     charts.push(brokerTrafficChart(runs), brokerHealthChart(runs));
+    const stored = samples.map(storedBytes).filter((b): b is number => b !== null);
+    if (stored.length > 1 && Math.max(...stored) - Math.min(...stored) >= STORED_DATA_CHART_MIN_GROWTH)
+      charts.push(storedDataChart(runs));
+  }
   return charts;
 }
 

@@ -4,6 +4,7 @@ export {
   faultMarks,
   latencyChart,
   runCharts,
+  storedDataChart,
   throughputChart,
 } from './charts.js';
 export { type ChartSpec, type FaultMark, PALETTE, type RunSeries, WARMUP_SHADE } from './common.js';

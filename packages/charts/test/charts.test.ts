@@ -100,6 +100,34 @@ describe('units and axes', () => {
     expect(seriesOf(specs[5]!).map((s) => s.name)).toContain('node 2 under-replicated');
   });
 
+  it('draws throughput against the GiB the brokers hold once the log has grown by a GiB', () => {
+    const GIB = 1024 ** 3;
+    const grown = samples(3).map((s, i) => ({
+      ...s,
+      broker: [1, 2].map((id) => ({
+        node: id,
+        bytesInPerSec: 0,
+        bytesOutPerSec: 0,
+        logSizeBytes: (i + 1) * 0.5 * GIB,
+      })),
+    }));
+    const specs = runCharts(grown);
+    expect(specs.map((s) => s.id).at(-1)).toBe('stored-data');
+    const stored = specs.at(-1)!;
+    expect(axisName(stored, 'xAxis')).toBe('GiB stored (all replicas)');
+    expect(axisName(stored, 'yAxis')).toBe('rec/s');
+    // Both nodes' logs summed: 1, 2 and 3 GiB.
+    expect(seriesOf(stored)[0]?.data).toEqual(
+      grown.map((s, i) => [i + 1, (s.producedRecords * 1000) / s.intervalMs]),
+    );
+    // A run whose log grows less than a GiB keeps the six charts.
+    const small = grown.map((s) => ({
+      ...s,
+      broker: s.broker.map((n) => ({ ...n, logSizeBytes: n.logSizeBytes / 4 })),
+    }));
+    expect(runCharts(small).map((s) => s.id)).not.toContain('stored-data');
+  });
+
   it('draws bandwidth in MiB/s', () => {
     const spec = bandwidthChart([{ label: 'r', samples: samples(1) }]);
     expect(seriesOf(spec).map((s) => s.data?.[0])).toEqual([
