@@ -784,29 +784,25 @@ impl Partition {
     /// OFFSET_OUT_OF_RANGE.
     pub fn delete_segments(&self) -> Result<()> {
         let _appending = self.append_lock.lock().expect("append lock");
-        let segments: Vec<Arc<Segment>> = self
-            .segments
-            .read()
-            .expect("segments lock")
-            .values()
-            .cloned()
-            .collect();
-        for segment in &segments {
+        for segment in &self.all_segments() {
             segment.delete()?;
         }
         Ok(())
     }
 
-    pub fn flush(&self) -> Result<()> {
-        let _appending = self.append_lock.lock().expect("append lock");
-        let segments: Vec<Arc<Segment>> = self
-            .segments
+    /// Every segment, oldest first, as they are now.
+    fn all_segments(&self) -> Vec<Arc<Segment>> {
+        self.segments
             .read()
             .expect("segments lock")
             .values()
             .cloned()
-            .collect();
-        for segment in &segments {
+            .collect()
+    }
+
+    pub fn flush(&self) -> Result<()> {
+        let _appending = self.append_lock.lock().expect("append lock");
+        for segment in &self.all_segments() {
             segment.sync(&self.config.stats)?;
         }
         self.active().write_indexes()?;
