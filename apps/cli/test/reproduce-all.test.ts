@@ -65,7 +65,8 @@ describe('kbench reproduce --all --quick', () => {
           expect(verdicts.length).toBe(e.checks.length);
         }
       }
-      expect(experiments).toBeGreaterThan(30);
+      // The five write-ups held 30 experiments when this was written; more may come.
+      expect(experiments).toBeGreaterThanOrEqual(30);
     },
     25 * 60_000,
   );
