@@ -64,14 +64,18 @@ function field(raw: unknown, key: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-async function walk(dir: string): Promise<string[]> {
-  let entries: import('node:fs').Dirent[];
+/** A folder's entries; none when it does not exist (the user's own folder may not yet). */
+async function entriesOf(dir: string): Promise<import('node:fs').Dirent[]> {
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    return await readdir(dir, { withFileTypes: true });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
+}
+
+async function walk(dir: string): Promise<string[]> {
+  const entries = await entriesOf(dir);
   const files: string[] = [];
   for (const entry of entries) {
     if (entry.name.startsWith('.')) continue;
@@ -89,13 +93,7 @@ async function walk(dir: string): Promise<string[]> {
 
 /** Folders below `dir` (not `dir` itself) holding a published.yaml, as paths relative to `dir`. */
 async function writeUpDirs(dir: string, rel = ''): Promise<string[]> {
-  let entries: import('node:fs').Dirent[];
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
+  const entries = await entriesOf(dir);
   const out: string[] = [];
   if (rel !== '' && entries.some((e) => e.isFile() && e.name === PUBLISHED_FILE)) out.push(rel);
   for (const entry of entries) {
