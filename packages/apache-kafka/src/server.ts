@@ -308,9 +308,16 @@ function checkSaslUsers(sasl: ManagedSasl): void {
   });
 }
 
-/** A Kafka cluster id: 16 random bytes in URL-safe base64 without padding, as `kafka-storage random-uuid` prints. */
+/**
+ * A Kafka cluster id: 16 random bytes in URL-safe base64 without padding, as `kafka-storage random-uuid`
+ * prints. Like Kafka's own Uuid.randomUuid(), never one starting with '-', which the format tool's
+ * argument parser would take for an option (1 in 64 ids did).
+ */
 export function newClusterId(): string {
-  return randomBytes(16).toString('base64url');
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
 
 /** `count` distinct free ports, or `first`, `first + 1`... when `first` is given. */

@@ -347,15 +347,21 @@ export class ScenarioRun extends EventEmitter {
       finished = true;
     });
     loader.start();
+    const count = async (progress: { done: number; target: number }) => {
+      const interval = await loader.take();
+      progress.done += interval.records;
+      // Consumers that start at the latest offset never read the preloaded records.
+      if (s.consumers.startAt !== 'latest') this.meter.preloaded(interval.records);
+      if (interval.errors > 0) this.lastError = loader.lastError();
+      this.emit('progress', this.progress());
+    };
     try {
       while (!finished && !this.stopRequested) {
         await new Promise((resolve) => setTimeout(resolve, 500));
-        const interval = await loader.take();
-        this.preloadProgress.done += interval.records;
-        this.meter.preloaded(interval.records);
-        if (interval.errors > 0) this.lastError = loader.lastError();
-        this.emit('progress', this.progress());
+        await count(this.preloadProgress);
       }
+      // What was acknowledged between the last count and the end.
+      await count(this.preloadProgress);
     } finally {
       await loader.stop();
       this.preloadProgress = null;
@@ -478,7 +484,33 @@ export class ScenarioRun extends EventEmitter {
         new Promise((resolve) => setTimeout(resolve, DRAIN_TIMEOUT_MS)),
       ]);
     }
+    if (producers && !this.stopRequested && this.durationMs === null) await this.drainConsumers(clients);
     if (stoppedAt > lastCut) await this.cut(clients, Math.max(stoppedAt, lastCut + 1), lastCut);
+  }
+
+  /**
+   * A run bounded by records ends when the last record is acknowledged, but its consumers may still
+   * be reading: wait (up to DRAIN_TIMEOUT_MS) until every group has read every record, so each one's
+   * end-to-end latency is measured. What they read counts in the last sample, whose time span stays
+   * the load's, so the produce rate is not diluted by the wait.
+   */
+  private async drainConsumers(clients: Clients): Promise<void> {
+    if (clients.consumers.length === 0) return;
+    // The last acknowledgements first, so the backlog counts every record sent.
+    const produced = await clients.producers?.take();
+    if (produced) this.meter.addProduced(produced);
+    const deadline = performance.now() + DRAIN_TIMEOUT_MS;
+    while (this.meter.backlog() > 0 && !this.stopRequested && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      for (const interval of await Promise.all(clients.consumers.map((c) => c.take())))
+        this.meter.addConsumed(interval);
+    }
+    const behind = Math.round(this.meter.backlog());
+    if (behind > 0 && !this.stopRequested)
+      this.log(
+        'warn',
+        `consumers were still ${behind} records behind ${DRAIN_TIMEOUT_MS / 1000} s after load ended`,
+      );
   }
 
   /** Faults not yet due when load ends are not run; those under way are waited for. */

@@ -101,6 +101,22 @@ describe('ScenarioRun against the bundled broker', () => {
     const produced = outcome.samples.reduce((n, s) => n + s.producedRecords, 0);
     const consumed = outcome.samples.reduce((n, s) => n + s.consumedRecords, 0);
     expect(consumed).toBeLessThanOrEqual(produced);
+    // The backlog is what these consumers have left to read: the preloaded records are not part of it.
+    const preloaded = Math.ceil((1024 * 1024) / 100);
+    expect(Math.max(...outcome.samples.map((s) => s.backlog))).toBeLessThan(preloaded);
+  });
+
+  it('a run bounded by records ends once its consumers have read every record', async () => {
+    const outcome = await run({
+      records: 5000,
+      producers: { count: 1, messageSize: 100 },
+      consumers: { count: 1, groups: 2 },
+    });
+    expect(outcome.status, String(outcome.error)).toBe('completed');
+    const consumed = outcome.samples.reduce((n, s) => n + s.consumedRecords, 0);
+    expect(consumed).toBe(10_000);
+    expect(outcome.samples.at(-1)?.backlog).toBe(0);
+    expect(outcome.summary?.endToEndLatencyMs).not.toBeNull();
   });
 
   it('finds a maximum rate with bounded trials, then measures at it', async () => {
