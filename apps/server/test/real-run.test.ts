@@ -1,4 +1,5 @@
 // One run through the real engine and the bundled broker, driven over HTTP as the web app drives it.
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningServer, startServer } from '../src/server.js';
 import { makeWorkspace, type Workspace } from './fixtures.js';
@@ -8,7 +9,12 @@ let server: RunningServer;
 
 beforeAll(async () => {
   ws = await makeWorkspace();
-  server = await startServer({ history: ws.history, scenariosDir: ws.scenariosDir, port: 0 });
+  server = await startServer({
+    history: ws.history,
+    scenariosDir: ws.scenariosDir,
+    profilesDir: join(ws.dir, 'profiles'),
+    port: 0,
+  });
 });
 
 afterAll(async () => {
@@ -143,6 +149,27 @@ describe('a real run', () => {
   });
 });
 
+interface SweepInfo {
+  knob: string;
+  total: number;
+  ids: string[];
+  finished: boolean;
+  error: string | null;
+}
+
+/** The sweep run `id` belongs to, once it has ended. */
+async function finishedSweep(id: string): Promise<SweepInfo> {
+  const url = `${server.url}/api/runs/${id}/sweep`;
+  return vi.waitFor(
+    async () => {
+      const sweep = (await (await fetch(url)).json()) as SweepInfo;
+      expect(sweep.finished).toBe(true);
+      return sweep;
+    },
+    { timeout: 90_000, interval: 500 },
+  );
+}
+
 describe('a sweep started over HTTP', () => {
   it('runs one stored run per value, in turn, and says which ones', async () => {
     const res = await startRun({
@@ -150,16 +177,8 @@ describe('a sweep started over HTTP', () => {
     });
     expect(res.status).toBe(201);
     const { id } = (await res.json()) as { id: string };
-    const sweepUrl = `${server.url}/api/runs/${id}/sweep`;
-    await vi.waitFor(
-      async () => {
-        const sweep = (await (await fetch(sweepUrl)).json()) as { finished: boolean };
-        expect(sweep.finished).toBe(true);
-      },
-      { timeout: 60_000, interval: 500 },
-    );
-    const sweep = (await (await fetch(sweepUrl)).json()) as { knob: string; total: number; ids: string[] };
-    expect(sweep).toMatchObject({ knob: 'producers.messageSize', total: 2 });
+    const sweep = await finishedSweep(id);
+    expect(sweep).toMatchObject({ knob: 'producers.messageSize', total: 2, error: null });
     expect(sweep.ids[0]).toBe(id);
     const runs = await Promise.all(
       sweep.ids.map(
@@ -173,4 +192,26 @@ describe('a sweep started over HTTP', () => {
     expect(runs.map((r) => r.scenario.producers.messageSize)).toEqual([10, 200]);
     expect(runs.every((r) => r.status === 'completed')).toBe(true);
   });
+
+  it('ends at a run that fails, saying which, and frees the run slot', async () => {
+    // Nothing listens on port 1: the first point's run fails to connect.
+    const profile = await fetch(`${server.url}/api/profiles`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: server.url },
+      body: JSON.stringify({ name: 'nowhere', bootstrap: '127.0.0.1:1' }),
+    });
+    expect(profile.status).toBe(201);
+    const res = await startRun({
+      scenario: { name: 'targets', records: 300, sweep: { knob: 'target', values: ['nowhere', 'bundled'] } },
+    });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    const sweep = await finishedSweep(id);
+    expect(sweep.ids).toEqual([id]);
+    expect(sweep.error).toBe('failed at run 1 of 2');
+    const run = (await (await fetch(`${server.url}/api/runs/${id}`)).json()) as { status: string };
+    expect(run.status).toBe('failed');
+    const next = await startRun({ scenario: { name: 'after', records: 100 } });
+    expect(next.status).toBe(201);
+  }, 120_000);
 });

@@ -54,6 +54,8 @@ export interface SweepInfo {
   total: number;
   ids: string[];
   finished: boolean;
+  /** Why the sweep ended before its last run, if it did. */
+  error: string | null;
 }
 
 export class ApiError extends Error {

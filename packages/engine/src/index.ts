@@ -9,4 +9,11 @@ export { defaultProfilesDir, ProfileExistsError, ProfileStore } from './profiles
 export { type LiveRun, newRunId, type RecordedRunOptions, startRecordedRun } from './recorded-run.js';
 export { type Phase, type Progress, type RunOptions, type RunOutcome, ScenarioRun } from './run.js';
 export { type ConnectionSecurity, connectionSecurity } from './security.js';
-export { assertSupported, rateCeiling, type SupportOptions, unsupportedIssues } from './supported.js';
+export {
+  assertSupported,
+  type RunnablePlans,
+  rateCeiling,
+  runnablePlans,
+  type SupportOptions,
+  unsupportedIssues,
+} from './supported.js';

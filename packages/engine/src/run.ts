@@ -25,6 +25,7 @@ import { findMaxRate } from './find-max.js';
 import { Meter } from './meter.js';
 import { payloadFileBytes } from './payload.js';
 import { ProfileStore } from './profiles.js';
+import { connectionHint } from './security.js';
 import { assertSupported, rateCeiling } from './supported.js';
 import { openTarget, type Target, targetProfile } from './target.js';
 
@@ -569,8 +570,14 @@ export class ScenarioRun extends EventEmitter {
     };
     if (status === 'completed' && this.scenario.producers.count > 0 && this.meter.producedTotal === 0) {
       const last = this.lastError ? `; last client error: ${this.lastError}` : '';
-      return { ...base, status: 'failed', error: `no record was acknowledged${last}` };
+      return { ...base, status: 'failed', error: withHint(`no record was acknowledged${last}`) };
     }
-    return { ...base, status, error };
+    return { ...base, status, error: status === 'failed' && error !== null ? withHint(error) : error };
   }
+}
+
+/** A failure's message with what to do about it, when the message says which of the usual mistakes it is. */
+function withHint(error: string): string {
+  const hint = connectionHint(error);
+  return hint ? `${error} (hint: ${hint})` : error;
 }

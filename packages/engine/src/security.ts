@@ -45,3 +45,41 @@ export function connectionSecurity(profile: TargetProfile): ConnectionSecurity |
   if (profile.sasl) out.sasl = { ...profile.sasl };
   return out.tls || out.sasl ? out : undefined;
 }
+
+/** Patterns of the errors Node, kafkajs and the native driver give for a target they cannot use, and what to do. */
+const HINTS: [RegExp, string][] = [
+  [
+    /unable to verify the first certificate|unable to get local issuer certificate|self[- ]signed certificate|certificate signature failure/i,
+    "the broker's certificate is not signed by a CA the profile trusts: set tls.ca to the CA that signed it (kbench profile add <name> --ca ca.pem --replace)",
+  ],
+  [
+    /does not match certificate's altnames|ERR_TLS_CERT_ALTNAME_INVALID/i,
+    "the broker's certificate does not carry the host name in bootstrap: connect by a name it carries, or set tls.servername to one",
+  ],
+  [
+    /alert bad certificate|certificate required|peer did not return a certificate/i,
+    'the listener wants a client certificate: set tls.cert and tls.key (kbench profile add <name> --cert client.pem --key client.key --replace)',
+  ],
+  [
+    /wrong version number|packet length too long|unknown protocol|ERR_SSL_/i,
+    'the listener does not speak TLS: use its SSL port, or a profile without tls',
+  ],
+  [
+    /unsupported sasl mechanism|UNSUPPORTED_SASL_MECHANISM|ILLEGAL_SASL_STATE/i,
+    'the listener does not enable that sasl.mechanism (or takes no SASL at all)',
+  ],
+  [
+    /SASL.*authentication failed|SASL_AUTHENTICATION_FAILED|Authentication failed/i,
+    'check sasl.username, sasl.password and sasl.mechanism: the broker refused them',
+  ],
+  [
+    /ECONNREFUSED|Connection refused/i,
+    'nothing listens at that address: check bootstrap and that the brokers are up',
+  ],
+];
+
+/** A hint for an error a client gave while reaching a target, or null when there is none to give. */
+export function connectionHint(error: string): string | null {
+  for (const [pattern, hint] of HINTS) if (pattern.test(error)) return hint;
+  return null;
+}

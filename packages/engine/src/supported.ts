@@ -2,10 +2,12 @@
 // rather than run as something it is not.
 import {
   describeSecurity,
+  expandSweep,
   ProfileError,
   type Scenario,
   ScenarioError,
   type ScenarioIssue,
+  sweepLabels,
   type TargetProfile,
   targetKind,
 } from '@kbench/schema';
@@ -126,4 +128,26 @@ export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): Sc
 export function assertSupported(s: Scenario, options: SupportOptions = {}): void {
   const issues = unsupportedIssues(s, options);
   if (issues.length > 0) throw new ScenarioError(issues, 'not supported');
+}
+
+/** A scenario's runs (one, or one per sweep value) split into those this engine can run and why the others cannot. */
+export interface RunnablePlans {
+  runnable: { plan: Scenario; value: string | undefined }[];
+  /** `needs <field>: <reason>`, prefixed with `<knob>=<value>: ` for a sweep's value. */
+  notRun: string[];
+}
+
+export function runnablePlans(scenario: Scenario, options: SupportOptions = {}): RunnablePlans {
+  const labels = sweepLabels(scenario);
+  const out: RunnablePlans = { runnable: [], notRun: [] };
+  expandSweep(scenario).forEach((plan, i) => {
+    const issues = unsupportedIssues(plan, options);
+    const value = labels[i];
+    if (issues.length === 0) out.runnable.push({ plan, value });
+    else {
+      const reasons = issues.map((x) => `needs ${x.path}: ${x.message}`).join('; ');
+      out.notRun.push(value === undefined ? reasons : `${scenario.sweep?.knob}=${value}: ${reasons}`);
+    }
+  });
+  return out;
 }

@@ -166,6 +166,7 @@ describe('other SASL mechanisms and a wrong password', () => {
     expect(run.status).toBe('failed');
     expect(run.error).toMatch(/SASL|authentication/i);
     expect(run.error).not.toContain('not-it');
+    expect(run.error).toMatch(/hint: check sasl\.username, sasl\.password and sasl\.mechanism/);
   }, 120_000);
 });
 

@@ -133,21 +133,19 @@ describe('TLS against Apache Kafka', () => {
     expect((await readFile(history.path)).includes(Buffer.from(keyBody))).toBe(false);
   });
 
-  it('the same listener refuses a client without a certificate', async () => {
-    const started = Date.now();
+  it('the same listener refuses a client without a certificate, and the error says what to set', async () => {
     const run = await record('mtls-no-cert', { records: 100, consumers: { count: 0 } });
     expect(run.status).toBe('failed');
     expect(run.error).toMatch(/certificate/i);
-    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(run.error).toMatch(/hint: the listener wants a client certificate: set tls\.cert and tls\.key/);
   });
 
-  it('a profile with the wrong CA fails soon, naming certificate verification', async () => {
-    const started = Date.now();
+  it('a profile with the wrong CA fails, naming certificate verification and tls.ca', async () => {
     const run = await record('wrong-ca', { records: 100, consumers: { count: 0 } });
     expect(run.status).toBe('failed');
     expect(run.error).toMatch(/certificate/i);
     expect(run.error).toMatch(/verify|self[- ]signed|issuer/i);
-    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(run.error).toMatch(/hint: the broker's certificate is not signed by a CA the profile trusts/);
     expect((await history.getRun(run.id))?.status).toBe('failed');
   });
 
@@ -156,6 +154,7 @@ describe('TLS against Apache Kafka', () => {
     expect(run.status).toBe('failed');
     expect(run.error).toMatch(/does not match certificate's altnames/);
     expect(run.error).toContain('kafka.example.com');
+    expect(run.error).toMatch(/hint: .*set tls\.servername/);
   });
 
   it('SASL_SSL: SCRAM-SHA-256 over TLS with a password holding ], [, = and quotes', async () => {

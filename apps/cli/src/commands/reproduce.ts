@@ -5,13 +5,12 @@ import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type ChartSpec, compareCharts, renderSvg, runCharts } from '@kbench/charts';
-import { captureEnvironment, unsupportedIssues } from '@kbench/engine';
+import { captureEnvironment, runnablePlans } from '@kbench/engine';
 import { History } from '@kbench/history';
 import {
   describeQuick,
   type Experiment,
   evaluateRule,
-  expandSweep,
   type MeasuredRun,
   metricLabel,
   metricValue,
@@ -21,7 +20,6 @@ import {
   parseScenario,
   type RunRecord,
   type Scenario,
-  sweepLabels,
   type Verdict,
 } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
@@ -117,19 +115,7 @@ async function runExperiment(
 ): Promise<ExperimentResult> {
   const file = path.join(folder, experiment.scenario);
   const scenario = await loadScenario(file, { quick });
-  const plans = expandSweep(scenario);
-  const labels = sweepLabels(scenario);
-  const notRun: string[] = [];
-  const runnable: { plan: Scenario; value?: string }[] = [];
-  plans.forEach((plan, i) => {
-    const issues = unsupportedIssues(plan);
-    const value = labels[i];
-    if (issues.length === 0) runnable.push({ plan, value });
-    else {
-      const reasons = issues.map((x) => `needs ${x.path}: ${x.message}`).join('; ');
-      notRun.push(value === undefined ? reasons : `${scenario.sweep?.knob}=${value}: ${reasons}`);
-    }
-  });
+  const { runnable, notRun } = runnablePlans(scenario);
   process.stderr.write(`\n== ${path.basename(folder)}: ${experiment.title} (${experiment.scenario})\n`);
   if (runnable.length === 0) {
     process.stderr.write(`not run: ${notRun.join('; ')}\n`);

@@ -12,15 +12,6 @@ export interface RunListener {
   end(record: RunRecord): void;
 }
 
-/** A sweep the server runs as a series, one run after another. */
-export interface Sweep {
-  knob: string;
-  total: number;
-  /** Runs started so far, in order. */
-  ids: string[];
-  finished: boolean;
-}
-
 /** One run of a series: its scenario, where it came from, and the tags its stored run gets. */
 export interface SeriesItem {
   scenario: Scenario;
@@ -28,7 +19,7 @@ export interface SeriesItem {
   tags?: string[];
 }
 
-/** A series of runs (a reproduction) the server runs one after another. */
+/** Runs the server runs one after another: a reproduction, or a sweep's points. */
 export interface Series {
   total: number;
   /** Runs started so far, in order. */
@@ -36,6 +27,11 @@ export interface Series {
   finished: boolean;
   /** Why the series ended early, if it did. */
   error: string | null;
+}
+
+/** A sweep: a series over the values of one knob, which ends at the first run that does not complete. */
+export interface Sweep extends Series {
+  knob: string;
 }
 
 export class RunManager {
@@ -86,38 +82,29 @@ export class RunManager {
   }
 
   /**
-   * Starts the first plan of a sweep and, as each run ends, the next, until all have run or one was
-   * stopped or failed. Resolves with the first run.
+   * Runs a sweep's plans as a series that ends at the first run that fails or is stopped (the points
+   * after it would measure a broken setup). Resolves with the first run.
    */
   async startSweep(knob: string, plans: Scenario[], source: string | null): Promise<LiveRun> {
-    const sweep: Sweep = { knob, total: plans.length, ids: [], finished: false };
-    const first = await this.start(plans[0] as Scenario, source);
-    const follow = async (run: LiveRun, index: number): Promise<void> => {
-      sweep.ids.push(run.id);
-      this.sweeps.set(run.id, sweep);
-      const record = await run.done;
-      const next = plans[index + 1];
-      if (!next || record.status !== 'completed') {
-        sweep.finished = true;
-        return;
-      }
-      try {
-        await follow(await this.start(next, source), index + 1);
-      } catch {
-        sweep.finished = true;
-      }
-    };
-    void follow(first, 0);
+    const sweep: Sweep = { knob, total: plans.length, ids: [], finished: false, error: null };
+    const { first } = await this.startSeries(
+      plans.map((scenario) => ({ scenario, source })),
+      { series: sweep, endOnFailure: true, onRun: (id) => this.sweeps.set(id, sweep) },
+    );
     return first;
   }
 
   /**
-   * Runs the items one after another, each stored with its tags, carrying on past a failed run but
-   * ending at a stopped one (someone pressed Stop). Resolves once the first run has started; the
-   * series keeps the run slot until it ends, so no other run slips in between two of its runs.
+   * Runs the items one after another, each stored with its tags, ending at a stopped run (someone
+   * pressed Stop) and, with `endOnFailure`, at a failed one too. Resolves once the first run has
+   * started; the series keeps the run slot until it ends, so no other run slips in between two of
+   * its runs.
    */
-  async startSeries(items: SeriesItem[]): Promise<{ first: LiveRun; series: Series }> {
-    const series: Series = { total: items.length, ids: [], finished: false, error: null };
+  async startSeries(
+    items: SeriesItem[],
+    opts: { series?: Series; endOnFailure?: boolean; onRun?: (id: string) => void } = {},
+  ): Promise<{ first: LiveRun; series: Series }> {
+    const series: Series = opts.series ?? { total: items.length, ids: [], finished: false, error: null };
     const startItem = (item: SeriesItem) =>
       this.start(item.scenario, item.source, { series, ...(item.tags ? { tags: item.tags } : {}) });
     const first = await startItem(items[0] as SeriesItem);
@@ -129,10 +116,12 @@ export class RunManager {
     };
     const follow = async (run: LiveRun, index: number): Promise<void> => {
       series.ids.push(run.id);
+      opts.onRun?.(run.id);
       const record = await run.done;
       const next = items[index + 1];
       if (!next) return end();
-      if (record.status === 'stopped') return end(`stopped at run ${index + 1} of ${items.length}`);
+      if (record.status === 'stopped' || (opts.endOnFailure && record.status !== 'completed'))
+        return end(`${record.status} at run ${index + 1} of ${items.length}`);
       try {
         await follow(await startItem(next), index + 1);
       } catch (err) {

@@ -7,7 +7,6 @@ import {
   checkScenario,
   type Experiment,
   evaluateRule,
-  expandSweep,
   type MeasuredRun,
   metricValue,
   type Published,
@@ -26,7 +25,6 @@ import {
   type Scenario,
   ScenarioError,
   type ScenarioIssue,
-  sweepLabels,
 } from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, invalidScenario } from '../http-error.js';
@@ -206,7 +204,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
   });
 
   async function plan(wu: WriteUpFolder, published: Published, quick: boolean): Promise<Planned[]> {
-    const { unsupportedIssues } = await import('@kbench/engine');
+    const { runnablePlans } = await import('@kbench/engine');
     const out: Planned[] = [];
     for (const experiment of published.experiments) {
       const source = join(wu.dir, experiment.scenario);
@@ -222,18 +220,9 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
         continue;
       }
       planned.scenario = loaded.scenario;
-      const labels = sweepLabels(loaded.scenario);
-      expandSweep(loaded.scenario).forEach((p, i) => {
-        const issues = unsupportedIssues(p, { profiles: app.profiles });
-        if (issues.length === 0) planned.runnable.push(p);
-        else {
-          const reasons = issues.map((x) => `needs ${x.path}: ${x.message}`).join('; ');
-          const value = labels[i];
-          planned.notRun.push(
-            value === undefined ? reasons : `${loaded.scenario.sweep?.knob}=${value}: ${reasons}`,
-          );
-        }
-      });
+      const plans = runnablePlans(loaded.scenario, { profiles: app.profiles });
+      planned.runnable.push(...plans.runnable.map((r) => r.plan));
+      planned.notRun.push(...plans.notRun);
     }
     return out;
   }

@@ -117,12 +117,13 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
         response: {
           200: {
             type: 'object',
-            required: ['knob', 'total', 'ids', 'finished'],
+            required: ['knob', 'total', 'ids', 'finished', 'error'],
             properties: {
               knob: { type: 'string' },
               total: { type: 'integer' },
               ids: { type: 'array', items: { type: 'string' } },
               finished: { type: 'boolean' },
+              error: { type: ['string', 'null'] },
             },
           },
           ...errorResponses,

@@ -134,6 +134,7 @@ export function LiveRunPage({ id }: { id: string }) {
               {sweep.knob === 'target' ? 'Comparing targets' : `Sweep over ${sweep.knob}`}: run{' '}
               {sweep.ids.indexOf(id) + 1} of {sweep.total}
               {record ? ` (target ${record.scenario.target})` : ''}
+              {sweep.finished && sweep.error ? `; the sweep ended early: ${sweep.error}` : ''}
             </p>
           )}
         </div>
