@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { ProfileError, ScenarioError } from '@kbench/schema';
-import { USAGE, UsageError } from './usage.js';
+import { commandUsage, USAGE, UsageError } from './usage.js';
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -23,6 +23,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === 'help' && rest[0] !== undefined && rest[0] in COMMANDS) {
+    process.stdout.write(commandUsage(rest[0]));
+    return 0;
+  }
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
@@ -32,6 +36,13 @@ async function main(argv: string[]): Promise<number> {
     throw new UsageError(
       `kbench: unknown command ${JSON.stringify(command)}; commands: ${Object.keys(COMMANDS).join(', ')}`,
     );
+  // `kbench <command> --help` (before any `--`): that command's part of the usage.
+  const end = rest.indexOf('--');
+  const options = end < 0 ? rest : rest.slice(0, end);
+  if (options.includes('--help') || options.includes('-h')) {
+    process.stdout.write(commandUsage(command));
+    return 0;
+  }
   return (await load())(rest);
 }
 

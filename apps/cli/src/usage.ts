@@ -17,12 +17,12 @@ Usage:
   kbench reproduce <folder>|--all [--quick] [--out DIR]  (a published benchmark: runs and a report)
   kbench rerun <run-id> [--json]                     (the stored resolved scenario, run again)
   kbench serve [--port 7420] [--scenarios DIR]
-  kbench broker [--port 9092] [--data-dir DIR] [--nodes 1]
+  kbench broker [--port 9092] [--data-dir DIR] [--nodes N] [--fsync none|batch|interval:<ms>] [--processes]
   kbench profile add <name> --bootstrap H:P[,H:P] [--tls] [--ca F] [--cert F --key F] [--insecure]
                  [--servername S] [--sasl plain|scram-sha-256|scram-sha-512 --username U
                  --password-stdin|--password-env VAR|--password P] [--max-rate N] [--description T] [--replace]
   kbench profile list [--json] | show <name> [--json] | remove <name>
-  kbench help
+  kbench help [command]                              (or kbench <command> --help)
 
 Options of run:
   --set knob.path=value   override any knob (YAML value), e.g. --set producers.acks=all; repeatable
@@ -44,3 +44,30 @@ Environment:
 
 Exit codes: 0 done, 1 the run failed, 2 bad usage or invalid scenario.
 `;
+
+/**
+ * The part of USAGE about one command: its usage lines (with their continuations), the options of
+ * run for the commands that take them, the environment and the exit codes.
+ */
+export function commandUsage(command: string): string {
+  const lines = USAGE.split('\n');
+  const own: string[] = [];
+  let inCommand = false;
+  for (const line of lines) {
+    if (line.startsWith('  kbench '))
+      inCommand = line.startsWith(`  kbench ${command} `) || line === `  kbench ${command}`;
+    else if (!line.startsWith('      ')) inCommand = false;
+    if (inCommand) own.push(line);
+  }
+  const section = (title: string) => {
+    const start = lines.indexOf(title);
+    if (start < 0) return [];
+    const end = lines.indexOf('', start);
+    return lines.slice(start, end < 0 ? undefined : end);
+  };
+  const parts = [['Usage:', ...own]];
+  if (['run', 'sweep'].includes(command)) parts.push(section('Options of run:'));
+  parts.push(section('Environment:'));
+  parts.push(lines.filter((l) => l.startsWith('Exit codes:')));
+  return `${parts.map((p) => p.join('\n')).join('\n\n')}\n`;
+}

@@ -30,6 +30,27 @@ describe('the kbench bin', () => {
   });
 });
 
+describe('help for one command', () => {
+  it("`kbench <command> --help` and `kbench help <command>` print that command's usage and exit 0", async () => {
+    for (const args of [
+      ['export', '--help'],
+      ['help', 'export'],
+      ['export', '1234', '-h'],
+    ]) {
+      const r = await kbench(args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout).toContain('kbench export <run-id>... --csv|--svg|--png|--json|--omb [--out DIR]');
+      expect(r.stdout).not.toContain('kbench run <scenario>');
+      expect(r.stdout).toContain('Exit codes:');
+    }
+    const run = await kbench(['run', '--help']);
+    expect(run.stdout).toContain('Options of run:');
+    expect(run.stdout).toContain('--max-rate N');
+    const broker = await kbench(['broker', '--help']);
+    expect(broker.stdout).toContain('[--fsync none|batch|interval:<ms>] [--processes]');
+  });
+});
+
 describe('kbench usage errors exit 2 with a message', () => {
   it('unknown command', async () => {
     const r = await kbench(['frobnicate']);
