@@ -99,6 +99,7 @@ export function runHeader(run: RunRecord): string {
     `target     ${env.target}${env.bootstrap ? ` ${env.bootstrap}` : ''}, driver ${env.driver}`,
     `started    ${run.startedAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}`,
     `machine    ${env.cores} cores, ${fmtNumber(env.memoryBytes / 1024 ** 3, 1)} GiB, ${env.os}, node ${env.versions.node ?? '?'}`,
+    ...(env.memoryNote ? [`memory     ${env.memoryNote}`] : []),
   ].join('\n');
 }
 

@@ -42,7 +42,7 @@ Options of run:
 Environment:
   KBENCH_HOME             where the history (history.duckdb) and profiles (profiles/) live; default ~/.kbench
 
-Exit codes: 0 done, 1 the run failed, 2 bad usage or invalid scenario.
+Exit codes: 0 done, 1 the run failed, 2 bad usage or invalid scenario, 130 a reproduction stopped with Ctrl-C.
 `;
 
 /**

@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO, runKbench } from './helpers.js';
+import { MAIN, REPO, runKbench } from './helpers.js';
 
 const OMB = path.resolve(REPO, 'packages/schema/test/fixtures/omb');
 
@@ -24,6 +25,49 @@ describe('kbench reproduce', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('is not a folder with a published.yaml');
   });
+});
+
+describe('kbench reproduce, stopped with Ctrl-C', () => {
+  it('stops the run under way, runs no more, and writes the partial report away from docs/', async () => {
+    const folder = path.join(home, 'stop-me');
+    await mkdir(folder, { recursive: true });
+    const scenario = (name: string) =>
+      `name: ${name}\ndescription: a long steady producer\nduration: 60s\nproducers: { count: 1, rate: 1000 }\n`;
+    await writeFile(path.join(folder, 'first.yaml'), scenario('first'));
+    await writeFile(path.join(folder, 'second.yaml'), scenario('second'));
+    await writeFile(
+      path.join(folder, 'published.yaml'),
+      `title: Two long runs\nurl: https://example.com/two\nsetup: one laptop\nexperiments:\n  - scenario: first.yaml\n    title: The first\n    published: { throughput: "1,000 rec/s" }\n  - scenario: second.yaml\n    title: The second\n    published: { throughput: "1,000 rec/s" }\n`,
+    );
+    const child = spawn(process.execPath, [MAIN, 'reproduce', folder], {
+      cwd: REPO,
+      env: { ...process.env, KBENCH_HOME: home },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    // Ctrl-C once the first run has measured a sample.
+    child.stderr.on('data', (d: Buffer) => {
+      const before = stderr;
+      stderr += d.toString();
+      if (!/rec\/s/.test(before) && /rec\/s/.test(stderr)) child.kill('SIGINT');
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code, stderr).toBe(130);
+    expect(stderr).toContain('stopping');
+    const report = /^report: (.+)$/m.exec(stdout)?.[1] as string;
+    expect(report).toBeDefined();
+    expect(report.startsWith(path.join(REPO, 'docs'))).toBe(false);
+    const text = await readFile(report, 'utf8');
+    expect(text).toContain('Not run: the reproduction was stopped (Ctrl-C) before this experiment ran');
+    expect(text).toContain('stopped');
+    const list = await kbench(['list', '--json']);
+    const runs = JSON.parse(list.stdout) as { name: string; status: string }[];
+    expect(runs.filter((r) => r.name === 'second')).toEqual([]);
+    expect(runs.find((r) => r.name === 'first')?.status).toBe('stopped');
+  }, 120_000);
 });
 
 describe('kbench import omb and export --omb', () => {

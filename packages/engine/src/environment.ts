@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import path from 'node:path';
 import { KAFKA_VERSION } from '@kbench/apache-kafka';
 import { describeSecurity, type Environment, type Scenario, type TargetProfile } from '@kbench/schema';
 
@@ -24,6 +25,41 @@ function packageVersion(name: string): string {
 
 /** Our own version; read by path because this package's exports do not include package.json. */
 const KBENCH_VERSION = readVersion(new URL('../package.json', import.meta.url).pathname);
+
+/** VIRTIO_BALLOON_F_REPORTING: the balloon device takes free page reports. */
+const BALLOON_F_REPORTING = 5;
+/** page_reporting_order at or above this reports nothing (NR_PAGE_ORDERS on x86-64 and arm64). */
+const NO_REPORTING_ORDER = 11;
+
+/**
+ * Whether this machine is a virtual machine that returns free memory to its host: a virtio
+ * balloon offering free page reporting, with reporting on. Reads sysfs under `root`.
+ */
+export function returnsFreeMemoryToHost(root = '/sys'): boolean {
+  const read = (file: string) => {
+    try {
+      return readFileSync(path.join(root, file), 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const order = Number(read('module/page_reporting/parameters/page_reporting_order') ?? NaN);
+  if (!(order < NO_REPORTING_ORDER)) return false;
+  let devices: string[];
+  try {
+    devices = readdirSync(path.join(root, 'bus/virtio/drivers/virtio_balloon')).filter((d) =>
+      d.startsWith('virtio'),
+    );
+  } catch {
+    return false;
+  }
+  return devices.some(
+    (d) => read(`bus/virtio/drivers/virtio_balloon/${d}/features`)?.[BALLOON_F_REPORTING] === '1',
+  );
+}
+
+const MEMORY_NOTE =
+  'a virtual machine that returns free memory to its host (virtio-balloon free page reporting): page cache that grows into returned memory is slower to write';
 
 /** What a reader needs to judge a figure: the machine, the software, and where the load went. */
 export function captureEnvironment(
@@ -56,5 +92,6 @@ export function captureEnvironment(
     // The profile's name and how it connects; never its credentials.
     ...(target.profile ? { profile: target.profile.name, security: describeSecurity(target.profile) } : {}),
     ...(target.rateCeiling !== undefined ? { rateCeiling: target.rateCeiling } : {}),
+    ...(returnsFreeMemoryToHost() ? { memoryNote: MEMORY_NOTE } : {}),
   };
 }

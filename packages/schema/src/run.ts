@@ -181,6 +181,12 @@ export interface Environment {
   rateCeiling?: number;
   /** Described by the cluster itself; external and kafka targets. */
   cluster?: ClusterDescription;
+  /**
+   * Set on a virtual machine that hands free memory back to its host (virtio-balloon free page
+   * reporting): page cache that grows into such memory is slower to write, which bends long
+   * write-heavy runs (docs/benchmarks.md).
+   */
+  memoryNote?: string;
 }
 
 export interface RunRecord {

@@ -25,9 +25,10 @@ import {
 import { parseCommandArgs } from '../args.js';
 import { fmtMs, fmtNumber } from '../format.js';
 import { UsageError } from '../usage.js';
-import { loadScenario, runPlans } from './run.js';
+import { interrupted, loadScenario, runPlans } from './run.js';
 
 const PUBLISHED_FILE = 'published.yaml';
+const INTERRUPTED = 'the reproduction was stopped (Ctrl-C) before this experiment ran';
 
 interface ExperimentResult {
   experiment: Experiment;
@@ -66,8 +67,17 @@ export async function reproduceCommand(argv: string[]): Promise<number> {
       failed ||= result.runs.some((r) => r.record.status === 'failed');
       results.push(result);
     }
-    const file = await writeReport(outDir, folder, published[i] as Published, results, quick);
+    // A stopped full reproduction must not replace a committed full report with a partial one.
+    const dir =
+      interrupted() && !quick && values.out === undefined
+        ? await mkdtemp(path.join(os.tmpdir(), 'kbench-reproduce-'))
+        : outDir;
+    const file = await writeReport(dir, folder, published[i] as Published, results, quick);
     process.stdout.write(`report: ${file}\n`);
+  }
+  if (interrupted()) {
+    process.stderr.write('stopped: the report lists the experiments that did not run\n');
+    return 130;
   }
   return failed ? 1 : 0;
 }
@@ -116,6 +126,8 @@ async function runExperiment(
   const file = path.join(folder, experiment.scenario);
   const scenario = await loadScenario(file, { quick });
   const { runnable, notRun } = runnablePlans(scenario);
+  // After Ctrl-C the experiments left are listed as not run, and the report says so.
+  if (interrupted()) return { experiment, scenario, notRun: [INTERRUPTED], runs: [] };
   process.stderr.write(`\n== ${path.basename(folder)}: ${experiment.title} (${experiment.scenario})\n`);
   if (runnable.length === 0) {
     process.stderr.write(`not run: ${notRun.join('; ')}\n`);
@@ -211,7 +223,7 @@ async function writeReport(
     '## Machine',
     '',
     `- ${env.cores} cores, ${env.cpuModel}`,
-    `- ${fmtNumber(env.memoryBytes / 1024 ** 3, 1)} GiB memory`,
+    `- ${fmtNumber(env.memoryBytes / 1024 ** 3, 1)} GiB memory${env.memoryNote ? `; ${env.memoryNote}` : ''}`,
     `- ${env.os}`,
     `- ${versions}`,
     '',

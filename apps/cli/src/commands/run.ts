@@ -222,6 +222,14 @@ function report(results: RunRecord[], json: boolean): number {
   return results.some((r) => r.status === 'failed') ? 1 : 0;
 }
 
+/** Set by the first Ctrl-C (or SIGTERM): the run under way stops and no further one starts. */
+let interruptedBySignal = false;
+
+/** Whether Ctrl-C (or SIGTERM) has stopped runPlans: callers running several batches stop too. */
+export function interrupted(): boolean {
+  return interruptedBySignal;
+}
+
 /** Runs resolved scenarios one after another with a progress line each; Ctrl-C stops cleanly. */
 export async function runPlans(
   plans: Scenario[],
@@ -231,9 +239,8 @@ export async function runPlans(
 ): Promise<RunRecord[]> {
   const history = await History.open();
   const results: RunRecord[] = [];
-  let interrupted = false;
   for (const [i, plan] of plans.entries()) {
-    if (interrupted) break;
+    if (interruptedBySignal) break;
     if (plans.length > 1)
       process.stderr.write(
         `\n${plan.sweep === undefined && plans.every((p) => p.name === plan.name) ? 'target' : 'sweep'} ${i + 1}/${plans.length}: ${plan.name} -> ${plan.target}\n`,
@@ -247,8 +254,8 @@ export async function runPlans(
       if (level === 'info' || process.env.KBENCH_DEBUG) progress.note(message);
     });
     const onSignal = () => {
-      if (interrupted) process.exit(130);
-      interrupted = true;
+      if (interruptedBySignal) process.exit(130);
+      interruptedBySignal = true;
       process.stderr.write('\nstopping (Ctrl-C again to quit at once)...\n');
       run.stop();
     };

@@ -18,7 +18,7 @@ function EnvironmentTable({ record }: { record: RunRecord }) {
     ],
     ['Driver', env.driver],
     ['CPU', `${env.cores} cores${env.cpuModel ? `, ${env.cpuModel}` : ''}`],
-    ['Memory', formatBytes(env.memoryBytes)],
+    ['Memory', `${formatBytes(env.memoryBytes)}${env.memoryNote ? `; ${env.memoryNote}` : ''}`],
     ['OS', env.os],
     ['Host', env.hostname],
     ...Object.entries(env.versions ?? {}).map(([k, v]): [string, string] => [`${k} version`, v]),
