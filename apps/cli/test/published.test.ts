@@ -128,6 +128,20 @@ describe('evaluateRule', () => {
     expect(v.detail).toContain('2 of 2 steps rise');
   });
 
+  it('a change from first to last within the tolerance is noise, not the effect', () => {
+    // 0.331 -> 0.376 -> 0.351 ms: the topic-count run of 2026-11-21, +6% first to last.
+    const latencies = sweep('t.yaml', [
+      ['0', 100, 0.331],
+      ['50000', 100, 0.376],
+      ['120000', 100, 0.351],
+    ]);
+    const v = evaluateRule(increasing, 't.yaml', latencies);
+    expect(v.matches).toBe(false);
+    expect(v.detail).toContain('+6.04% first to last (the effect needs more than +10%)');
+    expect(evaluateRule({ ...increasing, tolerance: 0.05 }, 't.yaml', latencies).matches).toBe(true);
+    expect(evaluateRule({ ...increasing, direction: 'decreasing' }, 't.yaml', latencies).matches).toBe(false);
+  });
+
   it('decreasing across the same sweep does not match MB/s', () => {
     expect(evaluateRule({ ...increasing, direction: 'decreasing' }, 'size.yaml', sizes).matches).toBe(false);
   });

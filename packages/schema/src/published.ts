@@ -13,7 +13,7 @@ export interface ExpectRule {
   metric: string;
   across: string;
   direction: (typeof DIRECTIONS)[number];
-  /** Relative change still counted as flat, or as similar (default 0.1). */
+  /** Relative change still counted as flat; for increasing and decreasing, the change needed (default 0.1). */
   tolerance: number;
   says: string;
 }
@@ -336,9 +336,13 @@ function evaluateExpect(rule: ExpectRule, own: string, runs: MeasuredRun[]): Ver
   }
   const up = rule.direction === 'increasing';
   const agreeing = steps.filter((d) => (up ? d > 0 : d < 0)).length;
+  // From the first point to the last, by more than the tolerance: a change within it is noise on
+  // one run per point, and does not count as the effect.
+  const change = first === 0 ? (last === 0 ? 0 : Math.sign(last)) : (last - first) / Math.abs(first);
+  const pct = `${change >= 0 ? '+' : ''}${fmt(change * 100)}%`;
   return {
     says: rule.says,
-    matches: up ? last > first : last < first,
-    detail: `${label} across ${rule.across} (${path}); ${agreeing} of ${steps.length} steps ${up ? 'rise' : 'fall'}`,
+    matches: up ? change > rule.tolerance : change < -rule.tolerance,
+    detail: `${label} across ${rule.across} (${path}); ${agreeing} of ${steps.length} steps ${up ? 'rise' : 'fall'}, ${pct} first to last (the effect needs more than ${up ? '+' : '-'}${fmt(rule.tolerance * 100)}%)`,
   };
 }
