@@ -71,15 +71,19 @@ export function LiveRunPage({ id }: { id: string }) {
     api.run(id).then(setInitial, setError);
   }, [id]);
 
+  // A run that had ended before the page opened is shown as stored, not as running while the
+  // event stream connects.
+  const stored = live.record ?? (initial && initial.status !== 'running' ? initial : null);
+
   // Once stored, chart the history's copy of the samples (the same data, complete).
   useEffect(() => {
-    if (live.record) api.samples(id).then(setFinalSamples, () => setFinalSamples(null));
-  }, [id, live.record]);
+    if (stored) api.samples(id).then(setFinalSamples, () => setFinalSamples(null));
+  }, [id, stored]);
 
   const record = live.record ?? initial;
   const samples = finalSamples ?? live.samples;
   const last = live.samples[live.samples.length - 1];
-  const ended = live.record !== null;
+  const ended = stored !== null;
   const sweep = useSweep(id, ended);
   const label = useMemo(() => record?.scenario.name, [record]);
   // The scenario's fault timeline while the run is live; the faults it recorded once it has ended.
@@ -119,8 +123,7 @@ export function LiveRunPage({ id }: { id: string }) {
             <a href={href.history}>History</a> / run <code>{id}</code>
           </div>
           <h1>
-            {record?.scenario.name ?? 'Run'}{' '}
-            {record && <StatusBadge status={live.record?.status ?? 'running'} />}
+            {record?.scenario.name ?? 'Run'} {record && <StatusBadge status={stored?.status ?? 'running'} />}
           </h1>
           {record?.scenario.description && <p className="muted">{record.scenario.description}</p>}
           {reproduction && (
@@ -176,8 +179,8 @@ export function LiveRunPage({ id }: { id: string }) {
             : 'Connecting…'}
         </p>
       )}
-      {ended && live.record?.error && <ErrorNote error={live.record.error} />}
-      {ended && live.record?.summary && <SummaryTable summary={live.record.summary} />}
+      {stored?.error && <ErrorNote error={stored.error} />}
+      {stored?.summary && <SummaryTable summary={stored.summary} />}
       {!ended && <Headline last={last} />}
       {(samples.length > 0 || !ended) && (
         <RunCharts samples={samples} faults={marks} {...(label ? { label } : {})} />
