@@ -1,4 +1,4 @@
-//! `kbench-broker --port 9092 --data-dir DIR [--host 127.0.0.1] [--node-id 1]
+//! `kbench-broker --port 9092 --data-dir DIR [--host 127.0.0.1] [--node-id 1] [--no-auto-create-topics]
 //!  [--fsync none|batch|interval:<ms>] [--nodes N | --cluster-dir DIR]`
 //!
 //! - Alone: one broker.
@@ -8,17 +8,24 @@
 //!   whose nodes share DIR (one process per node; see `kbench broker
 //!   --processes`).
 //!
+//! Limits (see docs/broker.md): `--max-frame-bytes N --max-connections N
+//! --max-connections-per-ip N --connections-max-idle-ms MS --frame-timeout-ms MS
+//! --queued-max-request-bytes N --max-partitions-per-topic N --max-partitions N`.
+//!
 //! Prints `node <id> <host>:<port> pid <pid>` per node once listening, then
 //! serves until SIGINT or SIGTERM and shuts down cleanly.
 
 use kbench_broker_core::cluster::{Cluster, ClusterOptions, ClusterSpec};
-use kbench_broker_core::{BrokerConfig, FsyncPolicy};
+use kbench_broker_core::{BrokerConfig, FsyncPolicy, Limits};
 use std::io::Write;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: kbench-broker --port PORT --data-dir DIR [--host HOST] [--node-id ID] [--auto-create-topics]
+const USAGE: &str = "usage: kbench-broker --port PORT --data-dir DIR [--host HOST] [--node-id ID] [--no-auto-create-topics]
        [--fsync none|batch|interval:<ms>] [--nodes N | --cluster-dir DIR]
-       [--session-timeout-ms MS] [--replica-lag-ms MS]";
+       [--session-timeout-ms MS] [--replica-lag-ms MS]
+       [--max-frame-bytes N] [--max-connections N] [--max-connections-per-ip N]
+       [--connections-max-idle-ms MS] [--frame-timeout-ms MS] [--queued-max-request-bytes N]
+       [--max-partitions-per-topic N] [--max-partitions N]";
 
 #[derive(Debug)]
 struct Options {
@@ -35,12 +42,14 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut data_dir: Option<String> = None;
     let mut host = "127.0.0.1".to_string();
     let mut node_id = 1i32;
-    let mut auto_create = false;
+    // Kafka's auto.create.topics.enable defaults to true; so does the binary.
+    let mut auto_create = true;
     let mut fsync = FsyncPolicy::None;
     let mut nodes = 1usize;
     let mut cluster_dir = None;
     let mut session_timeout_ms = kbench_broker_core::cluster::node::DEFAULT_SESSION_TIMEOUT_MS;
     let mut replica_lag_ms = kbench_broker_core::cluster::node::DEFAULT_REPLICA_LAG_MS;
+    let mut limits = Limits::default();
     let mut args = args;
     while let Some(flag) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
@@ -63,6 +72,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
                     .ok_or_else(|| format!("--node-id: not a non-negative integer: {v}"))?;
             }
             "--auto-create-topics" => auto_create = true,
+            "--no-auto-create-topics" => auto_create = false,
             "--fsync" => {
                 let v = value("--fsync")?;
                 fsync = FsyncPolicy::parse(&v).map_err(|e| format!("--fsync: {e}"))?;
@@ -91,7 +101,14 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
                     .filter(|n| *n > 0)
                     .ok_or_else(|| format!("--replica-lag-ms: not a positive integer: {v}"))?;
             }
-            other => return Err(format!("unknown argument {other}")),
+            other => {
+                let name = other.strip_prefix("--").unwrap_or(other);
+                if !Limits::NAMES.contains(&name) {
+                    return Err(format!("unknown argument {other}"));
+                }
+                let v = value(other)?;
+                limits.set(name, &v)?;
+            }
         }
     }
     let port = port.ok_or("--port is required")?;
@@ -102,6 +119,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
     config.node_id = node_id;
     config.auto_create_topics = auto_create;
     config.fsync = fsync;
+    limits.check().map_err(|e| e.to_string())?;
+    config.limits = limits;
     if nodes > 1 && cluster_dir.is_some() {
         return Err("--nodes and --cluster-dir do not go together".into());
     }
@@ -166,6 +185,7 @@ async fn serve(options: Options) -> Result<(), kbench_broker_core::Error> {
         spec.session_timeout_ms = options.session_timeout_ms;
         spec.replica_lag_ms = options.replica_lag_ms;
         spec.auto_create_topics = options.config.auto_create_topics;
+        spec.limits = options.config.limits.clone();
         let cluster = Cluster::start(spec).await?;
         for (id, host, port) in cluster.nodes() {
             announce(id, &host, port)?;
@@ -251,6 +271,45 @@ mod tests {
         ]))
         .unwrap_err();
         assert!(err.contains("--fsync"), "{err}");
+    }
+
+    #[test]
+    fn parses_limits_and_names_a_bad_one() {
+        let options = parse_args(args(&[
+            "--port",
+            "1",
+            "--data-dir",
+            "/t",
+            "--max-partitions",
+            "500",
+            "--frame-timeout-ms",
+            "250",
+        ]))
+        .unwrap();
+        assert_eq!(options.config.limits.max_partitions, 500);
+        assert_eq!(
+            options.config.limits.frame_timeout,
+            std::time::Duration::from_millis(250)
+        );
+        for (flag, value) in [
+            ("--max-connections", "0"),
+            ("--max-partitions-per-topic", "-3"),
+            ("--max-frame-bytes", "lots"),
+        ] {
+            let err =
+                parse_args(args(&["--port", "1", "--data-dir", "/t", flag, value])).unwrap_err();
+            assert!(err.contains(flag), "{flag}: {err}");
+        }
+        let err = parse_args(args(&[
+            "--port",
+            "1",
+            "--data-dir",
+            "/t",
+            "--queued-max-request-bytes",
+            "2048",
+        ]))
+        .unwrap_err();
+        assert!(err.contains("queued-max-request-bytes"), "{err}");
     }
 
     #[test]

@@ -108,11 +108,14 @@ impl Broker {
                 message: "must be between 1 and 4 GiB".into(),
             });
         }
+        config.limits.check()?;
         let log = Log::open(
             &config.data_dir,
             LogConfig {
                 segment_bytes: config.segment_bytes,
                 fsync: config.fsync,
+                max_partitions_per_topic: config.limits.max_partitions_per_topic,
+                max_partitions: config.limits.max_partitions,
                 ..LogConfig::default()
             },
         )?;

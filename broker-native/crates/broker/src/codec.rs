@@ -4,8 +4,10 @@
 //! Responses are [`Frame`]s: one buffer for most APIs, a list of chunks for
 //! Fetch, whose record data is referenced rather than copied ([`fetch`]).
 
+pub mod bounds;
 pub mod fetch;
 pub mod frame;
+mod shapes;
 
 pub use fetch::encode_fetch_response;
 pub use frame::Frame;
@@ -104,6 +106,9 @@ pub fn decode_request(mut frame: Bytes, versions: &impl VersionTable) -> Result<
     }
     let header = RequestHeader::decode(&mut frame, api_key.request_header_version(version))
         .map_err(malformed)?;
+    // No count from the wire reaches the decoder unchecked (see `bounds`).
+    bounds::check(raw_key, version, &frame)
+        .map_err(|e| Error::Malformed(format!("{api_key:?} v{version}: {e}")))?;
     let body = decode_body(api_key, &mut frame, version)?;
     if frame.has_remaining() {
         return Err(Error::Malformed(format!(

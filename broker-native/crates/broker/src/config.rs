@@ -52,6 +52,121 @@ impl std::fmt::Display for FsyncPolicy {
     }
 }
 
+/// Bounds on what requests and connections can make the broker hold: every
+/// resource a client can make the broker allocate has one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest request frame (Kafka's `socket.request.max.bytes`).
+    pub max_frame_bytes: usize,
+    /// Connections served at once; at the cap a new connection evicts the
+    /// longest-idle one, or is closed (Kafka's `max.connections`).
+    pub max_connections: usize,
+    /// Connections from one client address (Kafka's `max.connections.per.ip`).
+    pub max_connections_per_ip: usize,
+    /// A connection with no request for this long is closed (Kafka's
+    /// `connections.max.idle.ms`).
+    pub connections_max_idle: Duration,
+    /// A frame whose first byte has arrived must be whole within this long
+    /// (slow or stalled senders are closed).
+    pub frame_timeout: Duration,
+    /// Bytes of request frames being received or handled, across every
+    /// connection (Kafka's `queued.max.request.bytes`): a frame's bytes are
+    /// read only as this budget allows.
+    pub queued_max_request_bytes: usize,
+    /// Partitions of one topic (CreateTopics, CreatePartitions).
+    pub max_partitions_per_topic: i32,
+    /// Partitions this node hosts, all topics together.
+    pub max_partitions: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
+            connections_max_idle: DEFAULT_CONNECTIONS_MAX_IDLE,
+            frame_timeout: DEFAULT_FRAME_TIMEOUT,
+            queued_max_request_bytes: DEFAULT_QUEUED_MAX_REQUEST_BYTES,
+            max_partitions_per_topic: DEFAULT_MAX_PARTITIONS_PER_TOPIC,
+            max_partitions: DEFAULT_MAX_PARTITIONS,
+        }
+    }
+}
+
+impl Limits {
+    /// The option names, as `kbench-broker` flags take them (without `--`)
+    /// and as `set` accepts them.
+    pub const NAMES: [&'static str; 8] = [
+        "max-frame-bytes",
+        "max-connections",
+        "max-connections-per-ip",
+        "connections-max-idle-ms",
+        "frame-timeout-ms",
+        "queued-max-request-bytes",
+        "max-partitions-per-topic",
+        "max-partitions",
+    ];
+
+    /// Sets the limit called `name` (one of [`Limits::NAMES`]) to `value`, a
+    /// positive whole number. `Ok(false)` if `name` is not a limit.
+    pub fn set(&mut self, name: &str, value: &str) -> std::result::Result<bool, String> {
+        let n: u64 = value
+            .parse()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("--{name}: not a positive integer: {value}"))?;
+        let size = |n: u64| usize::try_from(n).map_err(|_| format!("--{name}: too large: {n}"));
+        match name {
+            "max-frame-bytes" => self.max_frame_bytes = size(n)?,
+            "max-connections" => self.max_connections = size(n)?,
+            "max-connections-per-ip" => self.max_connections_per_ip = size(n)?,
+            "connections-max-idle-ms" => self.connections_max_idle = Duration::from_millis(n),
+            "frame-timeout-ms" => self.frame_timeout = Duration::from_millis(n),
+            "queued-max-request-bytes" => self.queued_max_request_bytes = size(n)?,
+            "max-partitions-per-topic" => {
+                self.max_partitions_per_topic = i32::try_from(n)
+                    .map_err(|_| format!("--{name}: at most {} (got {n})", i32::MAX))?
+            }
+            "max-partitions" => self.max_partitions = size(n)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Refuses limits that cannot work together, naming the option.
+    pub fn check(&self) -> crate::Result<()> {
+        let bad = |name: &'static str, message: String| {
+            Err(crate::Error::InvalidOption { name, message })
+        };
+        if self.max_frame_bytes < 1024 || self.max_frame_bytes > i32::MAX as usize {
+            return bad("max-frame-bytes", "must be between 1 KiB and 2 GiB".into());
+        }
+        if self.queued_max_request_bytes < self.max_frame_bytes {
+            return bad(
+                "queued-max-request-bytes",
+                format!(
+                    "must be at least max-frame-bytes ({}), or no frame of that size could be read",
+                    self.max_frame_bytes
+                ),
+            );
+        }
+        if self.queued_max_request_bytes > 1 << 40 {
+            return bad("queued-max-request-bytes", "must be at most 1 TiB".into());
+        }
+        if self.max_connections == 0 || self.max_connections_per_ip == 0 {
+            return bad("max-connections", "must be at least 1".into());
+        }
+        if self.frame_timeout.is_zero() || self.connections_max_idle.is_zero() {
+            return bad("frame-timeout-ms", "timeouts must be above 0 ms".into());
+        }
+        if self.max_partitions_per_topic < 1 || self.max_partitions < 1 {
+            return bad("max-partitions", "must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct BrokerConfig {
     pub data_dir: PathBuf,
@@ -62,9 +177,9 @@ pub struct BrokerConfig {
     pub auto_create_topics: bool,
     /// Partitions for CreateTopics with -1 and for auto-created topics.
     pub default_partitions: i32,
-    pub max_frame_bytes: usize,
     pub segment_bytes: u64,
-    pub max_connections: usize,
+    /// What one client, or many, may make the broker hold.
+    pub limits: Limits,
     pub fsync: FsyncPolicy,
     pub cluster_id: String,
     /// How often retention (retention.ms / retention.bytes) is enforced.
@@ -72,6 +187,13 @@ pub struct BrokerConfig {
 }
 
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 100 * 1024 * 1024;
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 1024;
+pub const DEFAULT_CONNECTIONS_MAX_IDLE: Duration = Duration::from_secs(600);
+pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_QUEUED_MAX_REQUEST_BYTES: usize = 512 * 1024 * 1024;
+pub const DEFAULT_MAX_PARTITIONS_PER_TOPIC: i32 = 10_000;
+pub const DEFAULT_MAX_PARTITIONS: usize = 150_000;
 pub const DEFAULT_SEGMENT_BYTES: u64 = 1024 * 1024 * 1024;
 
 impl BrokerConfig {
@@ -83,9 +205,8 @@ impl BrokerConfig {
             node_id: 1,
             auto_create_topics: false,
             default_partitions: 1,
-            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             segment_bytes: DEFAULT_SEGMENT_BYTES,
-            max_connections: 1024,
+            limits: Limits::default(),
             fsync: FsyncPolicy::None,
             cluster_id: "kbench-cluster".to_string(),
             retention_check_interval: crate::storage::retention::DEFAULT_CHECK_INTERVAL,

@@ -1,5 +1,6 @@
 //! kbench's Kafka-wire-compatible broker: codec, server, handlers, storage.
 
+pub mod blocking;
 pub mod broker;
 pub mod cluster;
 pub mod codec;
@@ -13,6 +14,6 @@ pub mod storage;
 pub mod topic_config;
 
 pub use broker::{start, Broker, BrokerHandle};
-pub use config::{BrokerConfig, FsyncPolicy};
+pub use config::{BrokerConfig, FsyncPolicy, Limits};
 pub use error::{Error, Result};
 pub use stats::StatsSnapshot;

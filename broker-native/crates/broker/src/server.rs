@@ -1,6 +1,14 @@
-//! The TCP server: an accept loop with a connection cap, and one task per
-//! connection that reads frames, dispatches them in order and writes the
-//! responses back in the same order.
+//! The TCP server: an accept loop that keeps to the connection limits, and
+//! one task per connection that reads frames, dispatches them in order and
+//! writes the responses back in the same order.
+//!
+//! Nothing a client sends can hold the broker: a connection idle for
+//! `connections_max_idle` is closed; a frame must be whole within
+//! `frame_timeout` of its first byte; at a connection cap (in all, or from one
+//! address) a new connection evicts the longest-idle one, or is closed at
+//! once; and a frame's bytes are read only as a broker-wide budget
+//! (`queued_max_request_bytes`) allows, into a buffer that grows as they
+//! arrive, so a size prefix alone reserves nothing.
 
 use crate::broker::Broker;
 use crate::codec::{self, Frame};
@@ -8,26 +16,33 @@ use crate::error::{Error, Result};
 use crate::handlers;
 use crate::stats::Stats;
 use bytes::{Buf, Bytes, BytesMut};
+use std::collections::HashMap;
 use std::future::Future;
 use std::io::IoSlice;
-use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use std::time::Duration;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{broadcast, mpsc, Semaphore};
+use tokio::sync::{broadcast, mpsc, Notify, OwnedSemaphorePermit, Semaphore};
+
+/// A connection idle for less than this is never evicted for a newcomer.
+const MIN_IDLE_TO_EVICT: Duration = Duration::from_secs(1);
+/// Frames up to this size are read without drawing on the byte budget (the
+/// per-connection buffer holds about this much in any case).
+const SMALL_FRAME: usize = 64 * 1024;
+/// The most read from a socket at once into a large frame.
+const READ_CHUNK: usize = 256 * 1024;
 
 /// Serves `listener` until `shutdown` completes, then closes every
 /// connection and returns once they have all finished.
 pub async fn run(listener: TcpListener, broker: Arc<Broker>, shutdown: impl Future) {
     let (notify_shutdown, _) = broadcast::channel::<()>(1);
     let (shutdown_complete_tx, mut shutdown_complete_rx) = mpsc::channel::<()>(1);
-    let limit = Arc::new(Semaphore::new(broker.config.max_connections.max(1)));
     let accept = accept_loop(
         listener,
         broker,
-        limit,
         notify_shutdown.clone(),
         shutdown_complete_tx,
     );
@@ -45,41 +60,129 @@ pub async fn run(listener: TcpListener, broker: Arc<Broker>, shutdown: impl Futu
     let _ = shutdown_complete_rx.recv().await;
 }
 
+/// What the accept loop knows of one open connection.
+struct Slot {
+    ip: IpAddr,
+    /// Milliseconds since `Registry::epoch` when it last became idle; 0
+    /// while it is receiving or handling a frame.
+    idle_since: AtomicU64,
+    /// Set when it was chosen for eviction (it no longer counts).
+    evicted: AtomicBool,
+    close: Notify,
+}
+
+impl Slot {
+    fn set_busy(&self) {
+        self.idle_since.store(0, Ordering::Relaxed);
+    }
+
+    fn set_idle(&self, epoch: Instant) {
+        let ms = epoch.elapsed().as_millis() as u64;
+        self.idle_since.store(ms.max(1), Ordering::Relaxed);
+    }
+}
+
+/// The open connections, for the connection caps.
+struct Registry {
+    epoch: Instant,
+    slots: Mutex<HashMap<u64, Arc<Slot>>>,
+    next_id: AtomicU64,
+}
+
+impl Registry {
+    /// Admits a connection from `ip` if the caps allow, evicting the
+    /// longest-idle connection of the full scope if need be; `None` refuses it.
+    fn admit(&self, ip: IpAddr, max_total: usize, max_per_ip: usize) -> Option<(u64, Arc<Slot>)> {
+        let mut slots = self.slots.lock().expect("connection registry");
+        let live = |s: &&Arc<Slot>| !s.evicted.load(Ordering::Relaxed);
+        let total = slots.values().filter(live).count();
+        let from_ip = slots.values().filter(live).filter(|s| s.ip == ip).count();
+        let scope: Option<Box<dyn Fn(&Slot) -> bool>> = if from_ip >= max_per_ip {
+            Some(Box::new(move |s: &Slot| s.ip == ip))
+        } else if total >= max_total {
+            Some(Box::new(|_: &Slot| true))
+        } else {
+            None
+        };
+        if let Some(in_scope) = scope {
+            let now = self.epoch.elapsed().as_millis() as u64;
+            let oldest = slots
+                .values()
+                .filter(live)
+                .filter(|s| in_scope(s))
+                .map(|s| (s.idle_since.load(Ordering::Relaxed), s))
+                .filter(|(since, _)| {
+                    *since > 0 && now.saturating_sub(*since) >= MIN_IDLE_TO_EVICT.as_millis() as u64
+                })
+                .min_by_key(|(since, _)| *since)
+                .map(|(_, s)| s.clone())?;
+            oldest.evicted.store(true, Ordering::Relaxed);
+            oldest.close.notify_one();
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let slot = Arc::new(Slot {
+            ip,
+            idle_since: AtomicU64::new(0),
+            evicted: AtomicBool::new(false),
+            close: Notify::new(),
+        });
+        slot.set_idle(self.epoch);
+        slots.insert(id, slot.clone());
+        Some((id, slot))
+    }
+
+    fn remove(&self, id: u64) {
+        self.slots.lock().expect("connection registry").remove(&id);
+    }
+}
+
 async fn accept_loop(
     listener: TcpListener,
     broker: Arc<Broker>,
-    limit: Arc<Semaphore>,
     notify_shutdown: broadcast::Sender<()>,
     shutdown_complete: mpsc::Sender<()>,
 ) -> Result<()> {
+    let registry = Arc::new(Registry {
+        epoch: Instant::now(),
+        slots: Mutex::new(HashMap::new()),
+        next_id: AtomicU64::new(0),
+    });
+    let budget = Arc::new(Semaphore::new(
+        broker.config.limits.queued_max_request_bytes,
+    ));
     loop {
-        let permit = limit
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("semaphore never closed");
         let (stream, peer) = accept(&listener).await?;
+        let config = &broker.config.limits;
+        let Some((id, slot)) = registry.admit(
+            peer.ip(),
+            config.max_connections,
+            config.max_connections_per_ip,
+        ) else {
+            tracing::warn!(%peer, "connection refused: at the connection limit with no idle connection to evict");
+            drop(stream);
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let connection = Connection {
             stream,
-            buffer: BytesMut::with_capacity(64 * 1024),
+            buffer: BytesMut::new(),
             broker: broker.clone(),
             peer,
+            slot,
+            epoch: registry.epoch,
+            budget: budget.clone(),
         };
         let mut shutdown = notify_shutdown.subscribe();
         let done = shutdown_complete.clone();
+        let registry = registry.clone();
         tokio::spawn(async move {
-            connection
-                .broker
-                .stats
-                .connections
-                .fetch_add(1, Ordering::Relaxed);
             let broker = connection.broker.clone();
+            broker.stats.connections.fetch_add(1, Ordering::Relaxed);
             if let Err(e) = connection.serve(&mut shutdown).await {
                 tracing::debug!(%peer, error = %e, "connection closed");
             }
             broker.stats.connections.fetch_sub(1, Ordering::Relaxed);
-            drop(permit);
+            registry.remove(id);
             drop(done);
         });
     }
@@ -104,16 +207,25 @@ struct Connection {
     buffer: BytesMut,
     broker: Arc<Broker>,
     peer: SocketAddr,
+    slot: Arc<Slot>,
+    epoch: Instant,
+    /// The broker-wide byte budget for frames (`queued_max_request_bytes`).
+    budget: Arc<Semaphore>,
 }
 
 impl Connection {
     async fn serve(mut self, shutdown: &mut broadcast::Receiver<()>) -> Result<()> {
+        let slot = self.slot.clone();
         loop {
-            let frame = tokio::select! {
-                frame = self.read_frame() => frame?,
+            let read = tokio::select! {
+                read = self.read_frame() => read?,
                 _ = shutdown.recv() => return Ok(()),
+                _ = slot.close.notified() => {
+                    tracing::debug!(peer = %self.peer, "idle connection evicted for a new one");
+                    return Ok(());
+                }
             };
-            let Some(frame) = frame else {
+            let Some((frame, permit)) = read else {
                 return Ok(());
             };
             let request = codec::decode_request(frame, &self.broker.apis)?;
@@ -128,6 +240,7 @@ impl Connection {
                 response = handlers::dispatch(&self.broker, request, self.peer) => response?,
                 _ = shutdown.recv() => return Ok(()),
             };
+            drop(permit);
             if let Some(response) = response {
                 write_frame(&mut self.stream, &response).await?;
                 Stats::add(&self.broker.stats.bytes_out, response.len() as u64);
@@ -135,19 +248,71 @@ impl Connection {
         }
     }
 
-    /// The next whole frame (without its size), or `None` on a clean EOF.
-    async fn read_frame(&mut self) -> Result<Option<Bytes>> {
+    /// The next whole frame (without its size) and the budget it holds, or
+    /// `None` on a clean EOF or an idle timeout.
+    async fn read_frame(&mut self) -> Result<Option<(Bytes, Option<OwnedSemaphorePermit>)>> {
+        let config = &self.broker.config.limits;
+        let mut permit: Option<OwnedSemaphorePermit> = None;
+        // Set once the frame's first byte is here.
+        let mut deadline: Option<tokio::time::Instant> = None;
         loop {
-            if let Some(size) =
-                codec::peek_frame_size(&self.buffer, self.broker.config.max_frame_bytes)?
-            {
+            if deadline.is_none() && !self.buffer.is_empty() {
+                deadline = Some(tokio::time::Instant::now() + config.frame_timeout);
+                self.slot.set_busy();
+            }
+            let mut want = SMALL_FRAME;
+            if let Some(size) = codec::peek_frame_size(&self.buffer, config.max_frame_bytes)? {
                 if self.buffer.len() >= 4 + size {
                     self.buffer.advance(4);
-                    return Ok(Some(self.buffer.split_to(size).freeze()));
+                    return Ok(Some((self.buffer.split_to(size).freeze(), permit)));
                 }
-                self.buffer.reserve(4 + size - self.buffer.len());
+                let missing = 4 + size - self.buffer.len();
+                if size > SMALL_FRAME && permit.is_none() {
+                    // The whole frame's share of the budget, all at once (a
+                    // connection never holds part while waiting for more,
+                    // so two large frames cannot wait on each other). It is
+                    // only a count: memory grows as the bytes arrive.
+                    let share = size.min(config.queued_max_request_bytes) as u32;
+                    let wait = self.budget.clone().acquire_many_owned(share);
+                    permit = Some(
+                        tokio::time::timeout_at(deadline.expect("frame started"), wait)
+                            .await
+                            .map_err(|_| frame_timeout(config.frame_timeout, "waiting for memory"))?
+                            .expect("budget never closed"),
+                    );
+                }
+                if size > SMALL_FRAME {
+                    // Exactly up to the frame's end.
+                    want = missing.min(READ_CHUNK);
+                }
             }
-            let n = self.stream.read_buf(&mut self.buffer).await?;
+            let n = match deadline {
+                Some(at) => {
+                    self.buffer.reserve(want);
+                    let mut limited = (&mut self.stream).take(want as u64);
+                    tokio::time::timeout_at(at, limited.read_buf(&mut self.buffer))
+                        .await
+                        .map_err(|_| frame_timeout(config.frame_timeout, "receiving a frame"))??
+                }
+                None => {
+                    // Idle: wait for bytes before taking any buffer, so an
+                    // idle connection holds no memory.
+                    self.slot.set_idle(self.epoch);
+                    let idle = config.connections_max_idle;
+                    let readable = tokio::time::timeout(idle, self.stream.readable()).await;
+                    let Ok(readable) = readable else {
+                        tracing::debug!(peer = %self.peer, "idle connection closed (connections.max.idle.ms)");
+                        return Ok(None);
+                    };
+                    readable?;
+                    self.buffer.reserve(SMALL_FRAME);
+                    match self.stream.try_read_buf(&mut self.buffer) {
+                        Ok(n) => n,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            };
             if n == 0 {
                 if self.buffer.is_empty() {
                     return Ok(None);
@@ -157,6 +322,13 @@ impl Connection {
             Stats::add(&self.broker.stats.bytes_in, n as u64);
         }
     }
+}
+
+fn frame_timeout(limit: Duration, doing: &str) -> Error {
+    Error::Io(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!("frame not whole within {} ms ({doing})", limit.as_millis()),
+    ))
 }
 
 /// At most this many chunks per `writev`: well under every platform's

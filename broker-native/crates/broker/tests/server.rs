@@ -12,7 +12,7 @@ use tokio::net::TcpStream;
 
 async fn broker(dir: &std::path::Path) -> BrokerHandle {
     let mut config = BrokerConfig::new(dir);
-    config.max_frame_bytes = 1024;
+    config.limits.max_frame_bytes = 1024;
     start(config).await.unwrap()
 }
 
@@ -386,5 +386,172 @@ async fn multi_megabyte_fetch_response_arrives_intact() {
         .bytes_out
         .load(std::sync::atomic::Ordering::Relaxed);
     assert!(bytes_out > 3 * (5 << 20));
+    broker.stop().await.unwrap();
+}
+
+async fn limited(
+    dir: &std::path::Path,
+    set: impl FnOnce(&mut kbench_broker_core::Limits),
+) -> BrokerHandle {
+    let mut config = BrokerConfig::new(dir);
+    set(&mut config.limits);
+    start(config).await.unwrap()
+}
+
+async fn connect(port: u16) -> TcpStream {
+    TcpStream::connect(("127.0.0.1", port)).await.unwrap()
+}
+
+/// A flood of sockets that never send a byte once locked every client out
+/// (the accept loop waited for a free slot). At the cap, the longest-idle
+/// connection now makes room; a well-behaved client gets in at once.
+#[tokio::test]
+async fn at_the_connection_cap_the_longest_idle_connection_makes_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = limited(dir.path(), |l| l.max_connections = 20).await;
+    let mut flood = Vec::new();
+    for _ in 0..20 {
+        flood.push(connect(broker.port()).await);
+    }
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    for _ in 0..3 {
+        let answered =
+            tokio::time::timeout(Duration::from_secs(10), answers_api_versions(broker.port()))
+                .await
+                .expect("a client behind the flood was answered");
+        assert_eq!(answered.error_code, 0);
+    }
+    // Some of the flood were closed to make room.
+    let mut closed = 0;
+    for socket in &mut flood {
+        let mut byte = [0u8; 1];
+        if let Ok(Ok(0) | Err(_)) =
+            tokio::time::timeout(Duration::from_millis(50), socket.read(&mut byte)).await
+        {
+            closed += 1;
+        }
+    }
+    assert!(closed >= 1, "no idle connection was evicted");
+    broker.stop().await.unwrap();
+}
+
+/// Connections from one address are capped; other addresses still get in.
+#[tokio::test]
+async fn one_address_cannot_take_every_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = limited(dir.path(), |l| l.max_connections_per_ip = 5).await;
+    let mut flood = Vec::new();
+    for _ in 0..5 {
+        flood.push(connect(broker.port()).await);
+    }
+    // A sixth from the same address, with nobody idle for a second yet, is
+    // closed at once rather than left hanging.
+    let mut sixth = connect(broker.port()).await;
+    assert!(is_closed(&mut sixth).await);
+    // Another loopback address is not affected.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+    let mut other = socket
+        .connect(format!("127.0.0.1:{}", broker.port()).parse().unwrap())
+        .await
+        .unwrap();
+    other.write_all(&api_versions_frame(3, 9)).await.unwrap();
+    let mut response = read_response(&mut other).await;
+    assert_eq!(
+        ResponseHeader::decode(&mut response, 0)
+            .unwrap()
+            .correlation_id,
+        9
+    );
+    broker.stop().await.unwrap();
+}
+
+/// Kafka's connections.max.idle.ms: a silent connection is closed.
+#[tokio::test]
+async fn an_idle_connection_is_closed_after_connections_max_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = limited(dir.path(), |l| {
+        l.connections_max_idle = Duration::from_millis(300)
+    })
+    .await;
+    let mut idle = connect(broker.port()).await;
+    assert!(is_closed(&mut idle).await);
+    broker.stop().await.unwrap();
+}
+
+/// A slow sender (a header, then a byte now and then) is closed once its
+/// frame is not whole within the frame timeout.
+#[tokio::test]
+async fn a_frame_that_trickles_in_is_cut_off_at_the_frame_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = limited(dir.path(), |l| l.frame_timeout = Duration::from_millis(500)).await;
+    let mut slow = connect(broker.port()).await;
+    slow.write_all(&100i32.to_be_bytes()).await.unwrap();
+    let mut closed = false;
+    for _ in 0..40 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if slow.write_all(b"x").await.is_err() {
+            closed = true;
+            break;
+        }
+    }
+    assert!(closed || is_closed(&mut slow).await);
+    assert_eq!(answers_api_versions(broker.port()).await.error_code, 0);
+    broker.stop().await.unwrap();
+}
+
+/// A size prefix alone reserves nothing, and frames are read only as the
+/// broker-wide budget allows: two large frames that together exceed it are
+/// both answered, one after the other.
+#[tokio::test]
+async fn large_frames_share_the_request_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = limited(dir.path(), |l| {
+        l.max_frame_bytes = 600 * 1024;
+        l.queued_max_request_bytes = 700 * 1024;
+    })
+    .await;
+    // An ApiVersions request padded with an unknown tagged field to 500 KiB.
+    let padded = |correlation_id: i32| {
+        let frame = api_versions_frame(3, correlation_id);
+        let body = &frame[4..];
+        let pad = 500 * 1024;
+        let mut out = BytesMut::new();
+        // The body minus its final tagged-field count (0), then one tag.
+        let mut inner = BytesMut::from(&body[..body.len() - 1]);
+        inner.put_u8(1);
+        inner.put_u8(99);
+        let mut varint = pad as u32;
+        while varint >= 0x80 {
+            inner.put_u8((varint as u8) | 0x80);
+            varint >>= 7;
+        }
+        inner.put_u8(varint as u8);
+        inner.extend(std::iter::repeat_n(0u8, pad));
+        out.put_i32(inner.len() as i32);
+        out.extend_from_slice(&inner);
+        out
+    };
+    let mut a = connect(broker.port()).await;
+    let mut b = connect(broker.port()).await;
+    let (fa, fb) = (padded(1), padded(2));
+    let (ra, rb) = tokio::join!(
+        async {
+            a.write_all(&fa).await.unwrap();
+            read_response(&mut a).await
+        },
+        async {
+            b.write_all(&fb).await.unwrap();
+            read_response(&mut b).await
+        }
+    );
+    for (mut response, id) in [(ra, 1), (rb, 2)] {
+        assert_eq!(
+            ResponseHeader::decode(&mut response, 0)
+                .unwrap()
+                .correlation_id,
+            id
+        );
+    }
     broker.stop().await.unwrap();
 }

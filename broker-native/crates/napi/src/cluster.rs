@@ -1,7 +1,7 @@
 //! `startCluster`: N broker nodes in this process with follower replication,
 //! and the faults a scenario injects (kill, pause, restart a node).
 
-use crate::{to_js_error, BindingBrokerStats};
+use crate::{to_js_error, BindingBrokerStats, BrokerLimits};
 use kbench_broker_core::cluster::{Cluster, ClusterSpec};
 use kbench_broker_core::FsyncPolicy;
 use napi::bindgen_prelude::*;
@@ -22,6 +22,10 @@ pub struct BindingClusterOptions {
     pub session_timeout_ms: Option<u32>,
     /// A follower behind this long leaves the ISR (default 3000).
     pub replica_lag_ms: Option<u32>,
+    /// Create unknown topics on Metadata requests; defaults to false.
+    pub auto_create_topics: Option<bool>,
+    /// Each node's limits.
+    pub limits: Option<BrokerLimits>,
 }
 
 #[napi(object, js_name = "ClusterNodeInfo")]
@@ -63,6 +67,8 @@ pub async fn start_cluster(options: BindingClusterOptions) -> Result<BindingClus
     if let Some(ms) = options.replica_lag_ms {
         spec.replica_lag_ms = i64::from(ms);
     }
+    spec.limits = BrokerLimits::resolve(options.limits)?;
+    spec.auto_create_topics = options.auto_create_topics.unwrap_or(false);
     let inner = Cluster::start(spec).await.map_err(to_js_error)?;
     Ok(BindingClusterHandle { inner })
 }

@@ -4,7 +4,7 @@
 mod cluster;
 mod loadgen;
 
-use kbench_broker_core::{BrokerConfig, StatsSnapshot};
+use kbench_broker_core::{BrokerConfig, Limits, StatsSnapshot};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -19,6 +19,52 @@ pub struct BindingBrokerOptions {
     pub node_id: Option<i32>,
     /// Create unknown topics on Metadata requests; defaults to false.
     pub auto_create_topics: Option<bool>,
+    /// What clients may make the broker hold; each absent field keeps its default.
+    pub limits: Option<BrokerLimits>,
+}
+
+/// The broker's limits (docs/broker.md), the `kbench-broker` flags of the same names.
+#[napi(object)]
+pub struct BrokerLimits {
+    pub max_frame_bytes: Option<f64>,
+    pub max_connections: Option<f64>,
+    pub max_connections_per_ip: Option<f64>,
+    pub connections_max_idle_ms: Option<f64>,
+    pub frame_timeout_ms: Option<f64>,
+    pub queued_max_request_bytes: Option<f64>,
+    pub max_partitions_per_topic: Option<f64>,
+    pub max_partitions: Option<f64>,
+}
+
+impl BrokerLimits {
+    /// The limits with these fields set, checked together.
+    pub(crate) fn resolve(options: Option<BrokerLimits>) -> Result<Limits> {
+        let mut limits = Limits::default();
+        let Some(o) = options else {
+            return Ok(limits);
+        };
+        let fields = [
+            o.max_frame_bytes,
+            o.max_connections,
+            o.max_connections_per_ip,
+            o.connections_max_idle_ms,
+            o.frame_timeout_ms,
+            o.queued_max_request_bytes,
+            o.max_partitions_per_topic,
+            o.max_partitions,
+        ];
+        for (name, value) in Limits::NAMES.iter().zip(fields) {
+            if let Some(value) = value {
+                limits
+                    .set(name, &format!("{value}"))
+                    .map_err(|e| Error::new(Status::InvalidArg, e))?;
+            }
+        }
+        limits
+            .check()
+            .map_err(|e| Error::new(Status::InvalidArg, e.to_string()))?;
+        Ok(limits)
+    }
 }
 
 #[napi(object, js_name = "BrokerStats")]
@@ -83,6 +129,7 @@ impl TryFrom<BindingBrokerOptions> for BrokerConfig {
         if let Some(auto) = options.auto_create_topics {
             config.auto_create_topics = auto;
         }
+        config.limits = BrokerLimits::resolve(options.limits)?;
         Ok(config)
     }
 }

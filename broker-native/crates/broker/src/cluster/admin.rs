@@ -10,7 +10,7 @@ use super::node::ClusterNode;
 use super::state::TopicState;
 use crate::broker::Broker;
 use crate::error::{Error, Result};
-use crate::storage::log::check_growth;
+use crate::storage::log::{check_growth, check_partition_limits};
 use crate::storage::topic::{validate_topic_name, TopicMeta};
 use crate::topic_config::TopicOverrides;
 use kafka_protocol::ResponseError;
@@ -64,9 +64,16 @@ pub async fn create_topic(
         )
     };
     if validate_only {
-        if node.state().topics.contains_key(name) {
+        let state = node.state();
+        if state.topics.contains_key(name) {
             return Err(exists());
         }
+        check_partition_limits(
+            broker.log.limits(),
+            partitions,
+            total_partitions(&state),
+            partitions as usize,
+        )?;
         return Ok((
             TopicMeta {
                 id: Uuid::nil(),
@@ -75,11 +82,18 @@ pub async fn create_topic(
             rf,
         ));
     }
+    // Every node holds every partition's log, so the cluster as a whole
+    // keeps to one node's limits.
+    let limits = broker.log.limits();
+    let check_limits = |s: &super::state::ClusterState| {
+        check_partition_limits(limits, partitions, total_partitions(s), partitions as usize)
+    };
     let id = Uuid::new_v4();
     node.change(broker, |s, _| {
         if s.topics.contains_key(name) {
             return Err(exists());
         }
+        check_limits(s)?;
         let start = s.topics.len() % alive.len();
         let partitions = assign_replicas(&alive, partitions as usize, rf as usize, start)
             .into_iter()
@@ -141,16 +155,25 @@ pub async fn create_partitions(
     count: i32,
     validate_only: bool,
 ) -> Result<()> {
-    let check = |t: &TopicState| check_growth(t.partitions.len() as i32, count);
+    let limits = broker.log.limits();
+    let check = |s: &super::state::ClusterState| {
+        let t = s.topics.get(name).ok_or_else(|| unknown_topic(name))?;
+        let current = t.partitions.len() as i32;
+        check_growth(current, count)?;
+        check_partition_limits(
+            limits,
+            count,
+            total_partitions(s),
+            (count - current) as usize,
+        )
+    };
     if validate_only {
-        let state = node.state();
-        let t = state.topics.get(name).ok_or_else(|| unknown_topic(name))?;
-        return check(t);
+        return check(&node.state());
     }
     node.change(broker, |s, alive| {
         let alive: Vec<i32> = alive.iter().copied().collect();
+        check(s)?;
         let t = s.topics.get_mut(name).ok_or_else(|| unknown_topic(name))?;
-        check(t)?;
         let rf = t.partitions[0].replicas.len();
         if rf > alive.len() {
             return Err(Error::kafka(
@@ -167,4 +190,9 @@ pub async fn create_partitions(
         Ok(())
     })
     .await
+}
+
+/// Partitions of every topic in the cluster.
+fn total_partitions(state: &super::state::ClusterState) -> usize {
+    state.topics.values().map(|t| t.partitions.len()).sum()
 }

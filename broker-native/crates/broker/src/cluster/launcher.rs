@@ -4,7 +4,7 @@
 
 use super::node::{ClusterOptions, DEFAULT_REPLICA_LAG_MS, DEFAULT_SESSION_TIMEOUT_MS};
 use crate::broker::{start_with, BrokerHandle, BrokerParts};
-use crate::config::{BrokerConfig, FsyncPolicy};
+use crate::config::{BrokerConfig, FsyncPolicy, Limits};
 use crate::error::{Error, Result};
 use crate::stats::StatsSnapshot;
 use std::path::{Path, PathBuf};
@@ -23,6 +23,8 @@ pub struct ClusterSpec {
     pub session_timeout_ms: i64,
     pub replica_lag_ms: i64,
     pub auto_create_topics: bool,
+    /// Each node's limits (connections, frames, partitions).
+    pub limits: Limits,
 }
 
 impl ClusterSpec {
@@ -36,6 +38,7 @@ impl ClusterSpec {
             session_timeout_ms: DEFAULT_SESSION_TIMEOUT_MS,
             replica_lag_ms: DEFAULT_REPLICA_LAG_MS,
             auto_create_topics: false,
+            limits: Limits::default(),
         }
     }
 
@@ -56,6 +59,7 @@ impl ClusterSpec {
         config.node_id = id;
         config.fsync = self.fsync;
         config.auto_create_topics = self.auto_create_topics;
+        config.limits = self.limits.clone();
         config
     }
 

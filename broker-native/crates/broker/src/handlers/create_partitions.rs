@@ -30,9 +30,11 @@ async fn grow(
     let mut result = CreatePartitionsTopicResult::default();
     let outcome = match (check_assignments(broker, &topic), &broker.cluster) {
         (Err(e), _) => Err(e),
-        (Ok(()), None) => broker
-            .log
-            .create_partitions(&topic.name, topic.count, validate_only),
+        (Ok(()), None) => crate::blocking::off_worker(|| {
+            broker
+                .log
+                .create_partitions(&topic.name, topic.count, validate_only)
+        }),
         (Ok(()), Some(node)) => {
             crate::cluster::admin::create_partitions(
                 node,
@@ -141,6 +143,73 @@ mod tests {
             r.results[0].error_code,
             ResponseError::UnknownTopicOrPartition.code()
         );
+    }
+
+    fn limited_broker(dir: &std::path::Path, per_topic: i32, total: usize) -> Broker {
+        let mut config = crate::BrokerConfig::new(dir);
+        config.limits.max_partitions_per_topic = per_topic;
+        config.limits.max_partitions = total;
+        Broker::open(config, 9092).unwrap()
+    }
+
+    fn partition_dirs(dir: &std::path::Path) -> usize {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("t-")
+            })
+            .count()
+    }
+
+    /// One mutated CreatePartitions once made 1.27 million directories.
+    #[tokio::test]
+    async fn growth_beyond_the_limits_is_refused_and_makes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = limited_broker(dir.path(), 100, 150);
+        broker.log.create_topic("t", 1, false).unwrap();
+        let r = response(&broker, request("t", 1_000_000, false), 3).await;
+        assert_eq!(
+            r.results[0].error_code,
+            ResponseError::InvalidPartitions.code()
+        );
+        assert!(r.results[0]
+            .error_message
+            .as_deref()
+            .unwrap()
+            .contains("max.partitions.per.topic"));
+        broker.log.create_topic("u", 100, false).unwrap();
+        let r = response(&broker, request("t", 60, false), 3).await;
+        assert_eq!(
+            r.results[0].error_code,
+            ResponseError::PolicyViolation.code()
+        );
+        assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 1);
+        assert_eq!(partition_dirs(dir.path()), 1);
+        // Within both limits it grows.
+        let r = response(&broker, request("t", 50, false), 3).await;
+        assert_eq!(r.results[0].error_code, 0);
+        assert_eq!(partition_dirs(dir.path()), 50);
+    }
+
+    #[tokio::test]
+    async fn a_create_that_fails_part_way_leaves_no_directory_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        // A file where partition 3's directory must go: the 4th open fails.
+        std::fs::write(dir.path().join("t-3"), b"in the way").unwrap();
+        let r = response(&broker, request("t", 6, false), 3).await;
+        assert_ne!(r.results[0].error_code, 0);
+        assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 1);
+        std::fs::remove_file(dir.path().join("t-3")).unwrap();
+        assert_eq!(partition_dirs(dir.path()), 1, "t-1 and t-2 were removed");
+        // Nothing half-made stands in the way of a retry.
+        let r = response(&broker, request("t", 6, false), 3).await;
+        assert_eq!(r.results[0].error_code, 0);
     }
 
     #[tokio::test]

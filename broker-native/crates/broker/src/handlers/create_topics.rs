@@ -86,9 +86,14 @@ fn create_one(
                 .map(|c| (c.name.as_str(), c.value.as_deref())),
         )
         .and_then(|overrides| {
-            broker
-                .log
-                .create_topic_with_configs(&topic.name, partitions, overrides, validate_only)
+            crate::blocking::off_worker(|| {
+                broker.log.create_topic_with_configs(
+                    &topic.name,
+                    partitions,
+                    overrides,
+                    validate_only,
+                )
+            })
         })
         .map(|meta| (meta, 1))
         .map_err(|e| (e.code(), e.to_string()))
@@ -157,6 +162,49 @@ mod tests {
         assert_eq!(response.topics[0].error_code, 0);
         assert_eq!(response.topics[0].num_partitions, 3);
         assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn topics_beyond_the_partition_limits_are_refused_and_make_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = crate::BrokerConfig::new(dir.path());
+        config.limits.max_partitions_per_topic = 50;
+        config.limits.max_partitions = 60;
+        let broker = Broker::open(config, 9092).unwrap();
+        let r = response(&broker, request("huge", 1_000_000, 1, false), 5).await;
+        assert_eq!(
+            r.topics[0].error_code,
+            ResponseError::InvalidPartitions.code()
+        );
+        let r = response(&broker, request("a", 40, 1, false), 5).await;
+        assert_eq!(r.topics[0].error_code, 0);
+        // 40 + 30 is above the broker's 60, even with validate_only.
+        for validate_only in [true, false] {
+            let r = response(&broker, request("b", 30, 1, validate_only), 5).await;
+            assert_eq!(
+                r.topics[0].error_code,
+                ResponseError::PolicyViolation.code()
+            );
+            assert!(r.topics[0]
+                .error_message
+                .as_deref()
+                .unwrap()
+                .contains("max.partitions"));
+        }
+        assert!(broker.log.topic("b").is_none() && broker.log.topic("huge").is_none());
+        let dirs = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                let name = name.to_string_lossy();
+                name.starts_with("b-") || name.starts_with("huge-")
+            })
+            .count();
+        assert_eq!(dirs, 0);
+        // Deleting gives the room back.
+        broker.log.delete_topic("a").unwrap();
+        let r = response(&broker, request("b", 30, 1, false), 5).await;
+        assert_eq!(r.topics[0].error_code, 0);
     }
 
     #[tokio::test]

@@ -252,7 +252,7 @@ fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<Entry>, (ResponseEr
         entry("offsets.topic.replication.factor", "1".into(), d, Int),
         entry(
             "socket.request.max.bytes",
-            c.max_frame_bytes.to_string(),
+            c.limits.max_frame_bytes.to_string(),
             s,
             Int,
         ),

@@ -14,7 +14,7 @@ use kafka_protocol::ResponseError;
 use std::sync::Arc;
 use uuid::Uuid;
 
-pub fn response(broker: &Broker, req: MetadataRequest, version: i16) -> MetadataResponse {
+pub async fn response(broker: &Broker, req: MetadataRequest, version: i16) -> MetadataResponse {
     let mut response = MetadataResponse::default();
     response.brokers = broker
         .advertised_nodes()
@@ -49,19 +49,20 @@ pub fn response(broker: &Broker, req: MetadataRequest, version: i16) -> Metadata
         Some(topics) => {
             // Before v4 there is no flag and the broker setting alone decides.
             let allow_create = version < 4 || req.allow_auto_topic_creation;
-            topics
-                .into_iter()
-                .map(|t| match t.name {
-                    Some(name) => by_name(broker, name, allow_create, version),
+            let mut out = Vec::with_capacity(topics.len());
+            for t in topics {
+                out.push(match t.name {
+                    Some(name) => by_name(broker, name, allow_create, version).await,
                     None => by_id(broker, t.topic_id, version),
-                })
-                .collect()
+                });
+            }
+            out
         }
     };
     response
 }
 
-fn by_name(
+async fn by_name(
     broker: &Broker,
     name: TopicName,
     allow_create: bool,
@@ -70,12 +71,28 @@ fn by_name(
     if let Some(topic) = broker.log.topic(&name) {
         return topic_metadata(broker, &topic, version);
     }
-    if allow_create && broker.config.auto_create_topics && broker.cluster.is_none() {
-        match broker
-            .log
-            .create_topic(&name, broker.config.default_partitions, false)
-        {
-            Ok(_)
+    if allow_create && broker.config.auto_create_topics {
+        // Kafka's auto.create.topics.enable: the default partition count and
+        // replication factor 1, through the same path as CreateTopics.
+        let partitions = broker.config.default_partitions;
+        let created = match &broker.cluster {
+            None => crate::blocking::off_worker(|| {
+                broker.log.create_topic(&name, partitions, false).map(|_| ())
+            }),
+            Some(node) => crate::cluster::admin::create_topic(
+                node,
+                broker,
+                &name,
+                partitions,
+                -1,
+                Default::default(),
+                false,
+            )
+            .await
+            .map(|_| ()),
+        };
+        match created {
+            Ok(())
             | Err(Error::Kafka {
                 code: ResponseError::TopicAlreadyExists,
                 ..
@@ -83,6 +100,13 @@ fn by_name(
                 if let Some(topic) = broker.log.topic(&name) {
                     return topic_metadata(broker, &topic, version);
                 }
+                // Created in the cluster but not applied here yet: the
+                // client asks again, as it does for a new topic in Kafka.
+                return error_topic(
+                    Some(name),
+                    Uuid::nil(),
+                    ResponseError::LeaderNotAvailable.code(),
+                );
             }
             Err(e) => return error_topic(Some(name), Uuid::nil(), e.code()),
         }
@@ -197,7 +221,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
         broker.log.create_topic("t", 2, false).unwrap();
-        let response = response(&broker, request(&["t"]), 9);
+        let response = response(&broker, request(&["t"]), 9).await;
         assert_eq!(response.brokers[0].port, 9092);
         assert_eq!(response.controller_id, BrokerId(1));
         let topic = &response.topics[0];
@@ -211,7 +235,7 @@ mod tests {
     async fn unknown_topic_is_not_created_by_default() {
         let dir = tempfile::tempdir().unwrap();
         let broker = broker(dir.path());
-        let response = response(&broker, request(&["nope"]), 9);
+        let response = response(&broker, request(&["nope"]), 9).await;
         assert_eq!(
             response.topics[0].error_code,
             ResponseError::UnknownTopicOrPartition.code()
@@ -225,7 +249,7 @@ mod tests {
         let mut config = crate::config::BrokerConfig::new(dir.path());
         config.auto_create_topics = true;
         let broker = Broker::open(config, 9092).unwrap();
-        let response = response(&broker, request(&["auto"]), 9);
+        let response = response(&broker, request(&["auto"]), 9).await;
         assert_eq!(response.topics[0].error_code, 0);
         assert_eq!(response.topics[0].partitions.len(), 1);
     }
@@ -236,7 +260,7 @@ mod tests {
         let broker = broker(dir.path());
         broker.log.create_topic("a", 1, false).unwrap();
         broker.log.create_topic("b", 1, false).unwrap();
-        assert_eq!(response(&broker, request(&[]), 0).topics.len(), 2);
-        assert_eq!(response(&broker, request(&[]), 1).topics.len(), 0);
+        assert_eq!(response(&broker, request(&[]), 0).await.topics.len(), 2);
+        assert_eq!(response(&broker, request(&[]), 1).await.topics.len(), 0);
     }
 }

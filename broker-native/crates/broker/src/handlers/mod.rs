@@ -52,7 +52,7 @@ pub async fn dispatch(
             encode_response_with_header_version(correlation_id, 0, 0, &response)?
         }
         Request::ApiVersions(req) => encode(&api_versions::response(broker, req, version))?,
-        Request::Metadata(req) => encode(&metadata::response(broker, req, version))?,
+        Request::Metadata(req) => encode(&metadata::response(broker, req, version).await)?,
         Request::CreateTopics(req) => encode(&create_topics::response(broker, req, version).await)?,
         Request::Produce(req) => match produce::response(broker, req, version).await {
             Some(response) => encode(&response)?,

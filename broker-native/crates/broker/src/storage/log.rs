@@ -24,7 +24,7 @@ const LEGACY_TOPICS_DIR: &str = "__topics";
 
 /// DeleteTopics, CreatePartitions and topic config changes.
 mod admin;
-pub use admin::check_growth;
+pub use admin::{check_growth, check_partition_limits};
 
 #[derive(Debug)]
 pub struct Log {
@@ -34,8 +34,9 @@ pub struct Log {
     topics: RwLock<HashMap<String, Arc<Topic>>>,
     /// Topic ids to names, for requests that name topics by id.
     ids: RwLock<HashMap<Uuid, String>>,
-    /// Serialises topic creation (which does I/O) without blocking lookups.
-    create: Mutex<()>,
+    /// Serialises topic creation (which does I/O) without blocking lookups;
+    /// holds the number of partitions the log has, all topics together.
+    create: Mutex<usize>,
     total_size: Arc<AtomicU64>,
     /// The flusher's queue and the clean-shutdown marker (and `total_size`).
     shared: Arc<LogShared>,
@@ -85,8 +86,10 @@ impl Log {
         let mut topics = HashMap::with_capacity(entries.len());
         let mut ids = HashMap::with_capacity(entries.len());
         let mut recovery = RecoveryReport::default();
+        let mut hosted = 0;
         for part in opened {
             for topic in part? {
+                hosted += topic.partitions.len();
                 for partition in &topic.partitions {
                     recovery.merge(&partition.recovery());
                 }
@@ -100,7 +103,7 @@ impl Log {
             catalog,
             topics: RwLock::new(topics),
             ids: RwLock::new(ids),
-            create: Mutex::new(()),
+            create: Mutex::new(hosted),
             total_size,
             shared,
             recovery: LogRecovery {
@@ -180,13 +183,14 @@ impl Log {
                 format!("number of partitions {partitions} is below 1"),
             ));
         }
-        let _guard = self.create.lock().expect("create lock");
+        let mut hosted = self.create.lock().expect("create lock");
         if self.topic(name).is_some() {
             return Err(Error::kafka(
                 ResponseError::TopicAlreadyExists,
                 format!("topic '{name}' already exists"),
             ));
         }
+        check_partition_limits(self.limits(), partitions, *hosted, partitions as usize)?;
         let meta = TopicMeta { id, partitions };
         if validate_only {
             return Ok(meta);
@@ -200,7 +204,8 @@ impl Log {
             &self.config,
             &self.shared,
             false,
-        )?;
+        )
+        .inspect_err(|_| self.remove_partition_dirs(name, 0..partitions))?;
         self.catalog.append(&[CatalogRecord::Topic {
             name: name.to_string(),
             id: meta.id,
@@ -214,7 +219,22 @@ impl Log {
             .write()
             .expect("topics lock")
             .insert(name.to_string(), Arc::new(topic));
+        *hosted += partitions as usize;
         Ok(meta)
+    }
+
+    /// Removes the directories of partitions `range` of `name`, after a
+    /// create that failed part way (nothing of it was recorded).
+    fn remove_partition_dirs(&self, name: &str, range: std::ops::Range<i32>) {
+        for p in range {
+            let dir = self.dir.join(format!("{name}-{p}"));
+            match std::fs::remove_dir_all(&dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    tracing::warn!(dir = %dir.display(), error = %e, "could not remove a partition of a failed create");
+                }
+                _ => {}
+            }
+        }
     }
 
     pub fn size_bytes(&self) -> u64 {

@@ -50,6 +50,10 @@ pub struct LogConfig {
     pub files: Arc<FileCache>,
     /// fsync counts and latency, shared by every partition.
     pub stats: Arc<StorageStats>,
+    /// Partitions one topic may have.
+    pub max_partitions_per_topic: i32,
+    /// Partitions the log may hold, all topics together.
+    pub max_partitions: usize,
 }
 
 impl Default for LogConfig {
@@ -60,6 +64,8 @@ impl Default for LogConfig {
             fsync: FsyncPolicy::None,
             files: Arc::new(FileCache::default()),
             stats: Arc::new(StorageStats::default()),
+            max_partitions_per_topic: crate::config::DEFAULT_MAX_PARTITIONS_PER_TOPIC,
+            max_partitions: crate::config::DEFAULT_MAX_PARTITIONS,
         }
     }
 }

@@ -34,7 +34,45 @@ pub fn check_growth(current: i32, count: i32) -> Result<()> {
     Err(Error::kafka(ResponseError::InvalidPartitions, message))
 }
 
+/// Refuses a topic of `count` partitions beyond the per-topic limit
+/// (INVALID_PARTITIONS), and `added` partitions more on a broker that holds
+/// `hosted` beyond its own limit (POLICY_VIOLATION): one request must not be
+/// able to fill the disk with partition directories.
+pub fn check_partition_limits(
+    (max_per_topic, max_partitions): (i32, usize),
+    count: i32,
+    hosted: usize,
+    added: usize,
+) -> Result<()> {
+    if count > max_per_topic {
+        return Err(Error::kafka(
+            ResponseError::InvalidPartitions,
+            format!(
+                "number of partitions {count} is above this broker's limit of {max_per_topic} per topic (max.partitions.per.topic)"
+            ),
+        ));
+    }
+    if hosted.saturating_add(added) > max_partitions {
+        return Err(Error::kafka(
+            ResponseError::PolicyViolation,
+            format!(
+                "{added} more partitions would make {} on this broker, above its limit of {max_partitions} (max.partitions)",
+                hosted.saturating_add(added),
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl Log {
+    /// Partitions per topic and partitions in all, that this log accepts.
+    pub fn limits(&self) -> (i32, usize) {
+        (
+            self.config.max_partitions_per_topic,
+            self.config.max_partitions,
+        )
+    }
+
     /// The configuration a topic without overrides gets on this broker.
     pub fn topic_defaults(&self) -> TopicConfig {
         TopicConfig {
@@ -54,7 +92,7 @@ impl Log {
         let meta = self.create_topic(name, partitions, validate_only)?;
         if !validate_only && !overrides.is_empty() {
             let topic = self.topic(name).ok_or_else(|| unknown_topic(name))?;
-            let _guard = self.create.lock().expect("create lock");
+            let _hosted = self.create.lock().expect("create lock");
             self.apply_overrides(&topic, overrides)?;
         }
         Ok(meta)
@@ -67,7 +105,7 @@ impl Log {
         overrides: TopicOverrides,
         validate_only: bool,
     ) -> Result<()> {
-        let _guard = self.create.lock().expect("create lock");
+        let _hosted = self.create.lock().expect("create lock");
         let topic = self.topic(name).ok_or_else(|| unknown_topic(name))?;
         if validate_only {
             return Ok(());
@@ -102,13 +140,14 @@ impl Log {
 
     /// Deletes a topic: its metadata, then its partitions' data.
     pub fn delete_topic(&self, name: &str) -> Result<Uuid> {
-        let _guard = self.create.lock().expect("create lock");
+        let mut hosted = self.create.lock().expect("create lock");
         let topic = self.topic(name).ok_or_else(|| unknown_topic(name))?;
         self.catalog.append(&[CatalogRecord::Deleted {
             name: name.to_string(),
         }])?;
         self.topics.write().expect("topics lock").remove(name);
         self.ids.write().expect("ids lock").remove(&topic.id);
+        *hosted = hosted.saturating_sub(topic.partitions.len());
         let size: u64 = topic.partitions.iter().map(|p| p.size_bytes()).sum();
         let _ = self
             .total_size
@@ -144,29 +183,41 @@ impl Log {
 
     /// Grows a topic to `count` partitions (never shrinks it).
     pub fn create_partitions(&self, name: &str, count: i32, validate_only: bool) -> Result<()> {
-        let _guard = self.create.lock().expect("create lock");
+        let mut hosted = self.create.lock().expect("create lock");
         let topic = self.topic(name).ok_or_else(|| unknown_topic(name))?;
         let current = topic.partitions.len() as i32;
         check_growth(current, count)?;
+        check_partition_limits(self.limits(), count, *hosted, (count - current) as usize)?;
         if validate_only {
             return Ok(());
         }
         let mut partitions = topic.partitions.clone();
-        for p in current..count {
-            let partition = Partition::open_in(
-                &self.dir.join(format!("{name}-{p}")),
-                self.config.clone(),
-                topic.config.clone(),
-                self.shared.clone(),
-                false,
-            )?;
-            partitions.push(Arc::new(partition));
+        let grown = (|| {
+            for p in current..count {
+                let partition = Partition::open_in(
+                    &self.dir.join(format!("{name}-{p}")),
+                    self.config.clone(),
+                    topic.config.clone(),
+                    self.shared.clone(),
+                    false,
+                )?;
+                partitions.push(Arc::new(partition));
+            }
+            self.catalog.append(&[CatalogRecord::Topic {
+                name: name.to_string(),
+                id: topic.id,
+                partitions: count,
+            }])
+        })();
+        if let Err(e) = grown {
+            // Nothing was recorded: the new partitions' files go too.
+            for partition in &partitions[current as usize..] {
+                let _ = partition.delete_segments();
+            }
+            self.remove_partition_dirs(name, current..count);
+            return Err(e);
         }
-        self.catalog.append(&[CatalogRecord::Topic {
-            name: name.to_string(),
-            id: topic.id,
-            partitions: count,
-        }])?;
+        *hosted += (count - current) as usize;
         let grown = Topic {
             name: topic.name.clone(),
             id: topic.id,
