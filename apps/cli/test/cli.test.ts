@@ -76,6 +76,19 @@ describe('kbench usage errors exit 2 with a message', () => {
     expect(r.stderr).toContain('topics.replicationFactor:');
   });
 
+  it('a payload file that is a device (/dev/zero) names the field and the limit, unread', async () => {
+    const r = await kbench([
+      'run',
+      'scenarios/quickstart.yaml',
+      '--set',
+      'producers.messageSize={payloadFile: /dev/zero}',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'producers.messageSize.payloadFile: /dev/zero is a character device; a payload file must be a regular file of at most the largest message (16777216 bytes, 16 MiB)',
+    );
+  });
+
   it('missing scenario file', async () => {
     const r = await kbench(['run', path.join(home, 'missing.yaml')]);
     expect(r.code).toBe(2);

@@ -186,6 +186,38 @@ describe('starting a run with a bad scenario', () => {
     expect(res.json().issues.map((i: { path: string }) => i.path)).toEqual(['topics.partitions']);
   });
 
+  it('names producers.messageSize.payloadFile for /dev/zero, a device it does not read', async () => {
+    const res = await call({
+      method: 'POST',
+      url: '/api/runs',
+      payload: { scenario: { producers: { messageSize: { payloadFile: '/dev/zero' } }, duration: '3s' } },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().issues).toEqual([
+      {
+        path: 'producers.messageSize.payloadFile',
+        message:
+          '/dev/zero is a character device; a payload file must be a regular file of at most the largest message (16777216 bytes, 16 MiB)',
+      },
+    ]);
+  });
+
+  it('names topics.count for more partition replicas than the bundled broker hosts', async () => {
+    const res = await call({
+      method: 'POST',
+      url: '/api/runs',
+      payload: { scenario: { topics: { count: 200_000, partitions: 10_000 } } },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().issues).toEqual([
+      {
+        path: 'topics.count',
+        message:
+          '200000 topics × 10000 partitions × RF 1 on 1 node = 2,000,000,000 partition replicas per node; the bundled broker hosts at most 150,000',
+      },
+    ]);
+  });
+
   it('reports a YAML syntax error', async () => {
     const res = await call({ method: 'POST', url: '/api/runs', payload: { yaml: 'producers: [1, 2' } });
     expect(res.statusCode).toBe(400);

@@ -1,7 +1,7 @@
 // Message values and keys. A value of 8 bytes or more carries its send time (µs since the epoch,
 // float64 LE) in its first 8 bytes, so a consumer can measure end-to-end latency.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from 'node:fs';
 import {
   MAX_MESSAGE_BYTES,
   type MessageSize,
@@ -76,16 +76,73 @@ export function sizeTable(
   return table;
 }
 
-/** The content of a payload file, or an Error naming the field. */
+export const PAYLOAD_FILE_FIELD = 'producers.messageSize.payloadFile';
+
+/** A payload file that cannot be used; the message names the field, `problem` says what is wrong. */
+export class PayloadFileError extends Error {
+  override name = 'PayloadFileError';
+  constructor(readonly problem: string) {
+    super(`${PAYLOAD_FILE_FIELD}: ${problem}`);
+  }
+}
+
+const LIMIT = `the largest message (${MAX_MESSAGE_BYTES} bytes, 16 MiB)`;
+
+function notRegular(file: string, stats: Stats): PayloadFileError | null {
+  if (stats.isFile()) return null;
+  const kind = stats.isDirectory()
+    ? 'a directory'
+    : stats.isCharacterDevice()
+      ? 'a character device'
+      : stats.isBlockDevice()
+        ? 'a block device'
+        : stats.isFIFO()
+          ? 'a FIFO'
+          : stats.isSocket()
+            ? 'a socket'
+            : 'not a regular file';
+  return new PayloadFileError(
+    `${file} is ${kind}; a payload file must be a regular file of at most ${LIMIT}`,
+  );
+}
+
+/**
+ * The content of a payload file; a PayloadFileError naming the field otherwise. Never reads more
+ * than the largest message and one byte: a device (/dev/zero), a FIFO or a huge file is refused
+ * before reading, and a file that grows between the check and the read is refused once past the limit.
+ */
 export function readPayloadFile(file: string): Buffer {
+  let fd: number | undefined;
   try {
-    const content = readFileSync(file);
-    if (content.length > MAX_MESSAGE_BYTES)
-      throw new Error(`is ${content.length} bytes, above the largest message (${MAX_MESSAGE_BYTES} bytes)`);
-    return content;
+    // stat first, so a device or FIFO is never even opened; fstat again on what was opened.
+    const named = notRegular(file, statSync(file));
+    if (named) throw named;
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    const stats = fstatSync(fd);
+    const opened = notRegular(file, stats);
+    if (opened) throw opened;
+    if (stats.size > MAX_MESSAGE_BYTES)
+      throw new PayloadFileError(`${file} is ${stats.size} bytes, above ${LIMIT}`);
+    let buffer = Buffer.allocUnsafe(stats.size + 1);
+    let length = 0;
+    for (;;) {
+      if (length === buffer.length) {
+        if (length > MAX_MESSAGE_BYTES)
+          throw new PayloadFileError(`${file} grew past ${LIMIT} while being read`);
+        const grown = Buffer.allocUnsafe(Math.min(MAX_MESSAGE_BYTES + 1, buffer.length * 2));
+        buffer.copy(grown, 0, 0, length);
+        buffer = grown;
+      }
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) return buffer.subarray(0, length);
+      length += read;
+    }
   } catch (err) {
+    if (err instanceof PayloadFileError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(`cannot read ${file}: ${code ?? (err as Error).message}`);
+    throw new PayloadFileError(`cannot read ${file}: ${code ?? (err as Error).message}`);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

@@ -6,7 +6,6 @@ import {
   type FaultEvent,
   type FindMaxResult,
   isBootstrapList,
-  meanMessageSize,
   parseDurationMs,
   type RunSummary,
   type Sample,
@@ -14,6 +13,7 @@ import {
   type TargetProfile,
 } from '@kbench/schema';
 import { type Connection, createTopics, deleteRunResources, describeTarget } from './admin.js';
+import { assertBacklogFits, backlogRecords } from './backlog-space.js';
 import { BrokerStatsMeter } from './broker-stats.js';
 import { type LoadClients, type LoadDriver, shares } from './drivers/driver.js';
 import type { Log } from './drivers/kafkajs/client.js';
@@ -23,7 +23,6 @@ import { captureEnvironment } from './environment.js';
 import { FaultTimeline } from './faults.js';
 import { findMaxRate } from './find-max.js';
 import { Meter } from './meter.js';
-import { payloadFileBytes } from './payload.js';
 import { ProfileStore } from './profiles.js';
 import { connectionHint } from './security.js';
 import { assertSupported, rateCeiling } from './supported.js';
@@ -197,6 +196,8 @@ export class ScenarioRun extends EventEmitter {
         ...(this.options.workDir ? { workDir: this.options.workDir } : {}),
       });
       this.environment = this.describe(target);
+      // Before anything is written: a backlog that would fill this machine's disk is refused.
+      if (target.dataDir) assertBacklogFits(s, target.dataDir);
       this.meter.brokerInProcess = target.kind === 'bundled';
       if (target.brokerStats) this.brokerStats = new BrokerStatsMeter(() => target!.brokerStats!());
       if (s.faults.length > 0 && target.faults) {
@@ -328,9 +329,7 @@ export class ScenarioRun extends EventEmitter {
     clientId: string,
   ): Promise<void> {
     const s = this.scenario;
-    const size = s.producers.messageSize;
-    const meanSize = Math.max(1, meanMessageSize(size) ?? payloadFileBytes(size));
-    const records = Math.ceil(s.consumers.backlog / meanSize);
+    const records = backlogRecords(s);
     const producers = Math.max(1, s.producers.count);
     const loader = await driver.startProducers({
       ...connection,

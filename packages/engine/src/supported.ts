@@ -12,7 +12,7 @@ import {
   targetKind,
 } from '@kbench/schema';
 import { faultTopicIndex, parseLeaderRef } from './faults.js';
-import { readPayloadFile } from './payload.js';
+import { PAYLOAD_FILE_FIELD, PayloadFileError, readPayloadFile } from './payload.js';
 import { ProfileStore } from './profiles.js';
 import { targetProfile } from './target.js';
 
@@ -91,7 +91,8 @@ export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): Sc
     try {
       readPayloadFile(size.payloadFile);
     } catch (err) {
-      not('producers.messageSize.payloadFile', (err as Error).message);
+      if (!(err instanceof PayloadFileError)) throw err;
+      not(PAYLOAD_FILE_FIELD, err.problem);
     }
   }
   if (s.driver === 'native' && s.producers.idempotence && s.producers.acks !== 'all') {

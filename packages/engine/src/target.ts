@@ -14,6 +14,8 @@ export interface Target {
   security?: ConnectionSecurity;
   /** The profile the target came from, if any. */
   profile?: TargetProfile;
+  /** Where a target this run started keeps its data on this machine (bundled, kafka). */
+  dataDir?: string;
   /** Stops what this run started and removes its data; external targets are left untouched. */
   close(): Promise<void>;
   /** Kills, pauses and restarts nodes: only for a cluster this run started (bundled). */
@@ -103,6 +105,7 @@ export async function openTarget(scenario: Scenario, options: OpenTargetOptions 
   return {
     kind: 'bundled',
     bootstrap: [`${broker.host}:${broker.port}`],
+    dataDir,
     brokerStats: async () => [{ nodeId: broker.nodeId, stats: broker.stats() as NodeCounters['stats'] }],
     close: async () => {
       await broker.stop();
@@ -124,6 +127,7 @@ async function openBundledCluster(scenario: Scenario, workDir?: string): Promise
   return {
     kind: 'bundled',
     bootstrap: cluster.bootstrap.split(','),
+    dataDir,
     faults: {
       kill: (node) => cluster.kill(node),
       pause: (node, ms) => cluster.pause(node, ms),
@@ -152,6 +156,7 @@ async function openManagedKafka(nodes: number, workDir?: string): Promise<Target
     return {
       kind: 'kafka',
       bootstrap: kafka.bootstrap.split(','),
+      dataDir,
       close: async () => {
         await kafka.stop();
         await rm(dataDir, { recursive: true, force: true });

@@ -1,12 +1,13 @@
 // producers.messageSize as a distribution or a payload file, and bytes on the wire for kafkajs:
 // sampled sizes against their distribution, the scenario check, and real runs on the bundled broker.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseScenario, type ScenarioInput } from '@kbench/schema';
+import { MAX_MESSAGE_BYTES, parseScenario, type ScenarioInput } from '@kbench/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScenarioRun, unsupportedIssues } from '../src/index.js';
-import { PayloadSource, sentAtMicros, sizeSampler } from '../src/payload.js';
+import { PayloadSource, readPayloadFile, sentAtMicros, sizeSampler } from '../src/payload.js';
 
 let workDir: string;
 beforeAll(async () => {
@@ -95,6 +96,54 @@ describe('the scenario check', () => {
     expect(issues).toEqual([
       { path: 'producers.messageSize.payloadFile', message: `cannot read ${missing}: ENOENT` },
     ]);
+  });
+});
+
+describe('a payload file is a regular file of at most 16 MiB, checked before it is read', () => {
+  const FIELD = 'producers.messageSize.payloadFile';
+  const RULE =
+    'a payload file must be a regular file of at most the largest message (16777216 bytes, 16 MiB)';
+  const issuesFor = (file: string) =>
+    unsupportedIssues(parseScenario({ producers: { messageSize: { payloadFile: file } } }));
+
+  it('refuses /dev/zero as a character device', () => {
+    expect(issuesFor('/dev/zero')).toEqual([
+      { path: FIELD, message: `/dev/zero is a character device; ${RULE}` },
+    ]);
+  });
+
+  it('refuses a FIFO (which has no writer) without blocking on it', async () => {
+    const fifo = path.join(workDir, 'payload.fifo');
+    execFileSync('mkfifo', [fifo]);
+    expect(issuesFor(fifo)).toEqual([{ path: FIELD, message: `${fifo} is a FIFO; ${RULE}` }]);
+  });
+
+  it('refuses a directory', async () => {
+    const dir = path.join(workDir, 'payload.dir');
+    await mkdir(dir);
+    expect(issuesFor(dir)).toEqual([{ path: FIELD, message: `${dir} is a directory; ${RULE}` }]);
+  });
+
+  it('refuses a sparse 17 MiB file by its size, naming the field and the limit', async () => {
+    const file = path.join(workDir, 'payload-17mib.data');
+    await writeFile(file, '');
+    await truncate(file, 17 * 1024 * 1024);
+    expect(() => readPayloadFile(file)).toThrow(
+      `${FIELD}: ${file} is 17825792 bytes, above the largest message (16777216 bytes, 16 MiB)`,
+    );
+  });
+
+  it('reads a file of exactly 16 MiB whole', async () => {
+    const file = path.join(workDir, 'payload-16mib.data');
+    await writeFile(file, Buffer.alloc(MAX_MESSAGE_BYTES, 'z'));
+    const content = readPayloadFile(file);
+    expect(content.length).toBe(MAX_MESSAGE_BYTES);
+    expect(content.subarray(-3).toString()).toBe('zzz');
+  });
+
+  it('a producer given /dev/zero fails naming the field instead of reading it', () => {
+    const s = parseScenario({ producers: { messageSize: { payloadFile: '/dev/zero' } } });
+    expect(() => new PayloadSource(s.producers)).toThrow(`${FIELD}: /dev/zero is a character device`);
   });
 });
 

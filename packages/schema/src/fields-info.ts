@@ -55,13 +55,13 @@ export const FIELD_INFO: FieldInfo[] = [
     path: 'duration',
     kind: 'duration',
     label: 'Duration',
-    help: 'Length of the run, warm-up included (or set records instead).',
+    help: 'Length of the run, warm-up included, at most 24h (or set records instead).',
   },
   {
     path: 'records',
     kind: 'integer',
     label: 'Records',
-    help: 'Stop after this many records instead of after a duration.',
+    help: 'Stop after this many records (at most 10,000,000,000) instead of after a duration.',
     advanced: true,
   },
   {
@@ -97,8 +97,18 @@ export const FIELD_INFO: FieldInfo[] = [
     help: 'Topics and groups are named <prefix>-<run id>-<n>.',
     advanced: true,
   },
-  { path: 'topics.count', kind: 'integer', label: 'Topics', help: 'Topics created for the run.' },
-  { path: 'topics.partitions', kind: 'integer', label: 'Partitions', help: 'Partitions per topic.' },
+  {
+    path: 'topics.count',
+    kind: 'integer',
+    label: 'Topics',
+    help: 'Topics created for the run (bundled: at most 150,000 partition replicas per node, idle topics included).',
+  },
+  {
+    path: 'topics.partitions',
+    kind: 'integer',
+    label: 'Partitions',
+    help: 'Partitions per topic (at most 10,000).',
+  },
   {
     path: 'topics.idle',
     kind: 'integer',
@@ -215,7 +225,7 @@ export const FIELD_INFO: FieldInfo[] = [
     path: 'consumers.backlog',
     kind: 'size',
     label: 'Backlog',
-    help: 'Bytes written before the measured phase, e.g. 2GB.',
+    help: 'Bytes written before the measured phase, e.g. 2GB (at most 1TB, and it must fit the disk).',
   },
   {
     path: 'findMax.publishP99Ms',

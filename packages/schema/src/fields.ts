@@ -54,7 +54,7 @@ export function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
 }
 
 /** A duration ("30s", "500ms", "5m", or seconds as a number), normalised to its shortest written form. */
-export function duration(opts: { min?: number } = {}) {
+export function duration(opts: { min?: number; max?: number } = {}) {
   return z.unknown().transform((input, ctx): string => {
     const ms = parseDurationMs(input);
     if (ms === undefined) {
@@ -64,11 +64,14 @@ export function duration(opts: { min?: number } = {}) {
       });
       return z.NEVER;
     }
-    if (opts.min !== undefined && ms < opts.min) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `must be at least ${formatDurationMs(opts.min)} (got ${describe(input)})`,
-      });
+    if ((opts.min !== undefined && ms < opts.min) || (opts.max !== undefined && ms > opts.max)) {
+      const range =
+        opts.max === undefined
+          ? `at least ${formatDurationMs(opts.min ?? 0)}`
+          : opts.min === undefined
+            ? `at most ${formatDurationMs(opts.max)}`
+            : `from ${formatDurationMs(opts.min)} to ${formatDurationMs(opts.max)}`;
+      ctx.addIssue({ code: 'custom', message: `must be ${range} (got ${describe(input)})` });
       return z.NEVER;
     }
     return formatDurationMs(ms);

@@ -12,6 +12,17 @@ export const FAULT_ACTIONS = ['kill', 'pause', 'restart'] as const;
 /** What a run does when a topic it would create exists already. */
 export const IF_TOPIC_EXISTS = ['fail', 'reuse'] as const;
 
+/** The longest run (and warm-up, and find-max trial). */
+export const MAX_DURATION_MS = 24 * 3_600_000;
+/** The most records a run bounded by a record count may send. */
+export const MAX_RECORDS = 10_000_000_000;
+/** The largest preloaded backlog (1 TB). */
+export const MAX_BACKLOG_BYTES = 1024 ** 4;
+/** Partitions the bundled broker allows in one topic (its maxPartitionsPerTopic). */
+export const MAX_PARTITIONS_PER_TOPIC = 10_000;
+/** Partition replicas the bundled broker hosts on one node at most (its maxPartitions). */
+export const MAX_PARTITION_REPLICAS_PER_NODE = 150_000;
+
 const fsyncPolicy = z.unknown().transform((input, ctx): string => {
   if (input === 'none' || input === 'batch') return input;
   if (typeof input === 'string' && /^interval:\d+$/.test(input)) return input;
@@ -59,7 +70,7 @@ const topics = closedObject('topics', {
   count: integer(1, 200_000).default(1),
   /** Extra topics created but never produced to or read (the broker holds them, as in the 2016 topic-count test). */
   idle: integer(0, 200_000).default(0),
-  partitions: integer(1, 10_000).default(1),
+  partitions: integer(1, MAX_PARTITIONS_PER_TOPIC).default(1),
   replicationFactor: integer(1, 5).default(1),
   minInsyncReplicas: integer(1, 5).default(1),
   config: z.record(z.string(), topicConfigValue).default({}),
@@ -86,7 +97,7 @@ const consumers = closedObject('consumers', {
   count: integer(0, 1000).default(0),
   groups: integer(1, 100).default(1),
   startAt: oneOf(START_AT).default('latest'),
-  backlog: size().default(0),
+  backlog: size({ max: MAX_BACKLOG_BYTES }).default(0),
 });
 
 const fault = closedObject('faults.*', {
@@ -123,7 +134,7 @@ const findMax = closedObject('findMax', {
   /** ...and consumers (if any) fall behind by no more than this many seconds of records. */
   maxBacklogSeconds: integer(0, 3600).default(1),
   /** Length of each trial. */
-  trial: duration({ min: 1000 }).default('10s'),
+  trial: duration({ min: 1000, max: MAX_DURATION_MS }).default('10s'),
   /** The search stops when the passing and failing rates are this close (relative). */
   precision: z
     .unknown()
@@ -156,9 +167,9 @@ export const scenarioShape = closedObject('', {
   topics: topics.prefault({}),
   producers: producers.prefault({}),
   consumers: consumers.prefault({}),
-  duration: duration({ min: 1000 }).optional(),
-  records: integer(1).optional(),
-  warmup: duration().default('0s'),
+  duration: duration({ min: 1000, max: MAX_DURATION_MS }).optional(),
+  records: integer(1, MAX_RECORDS).optional(),
+  warmup: duration({ max: MAX_DURATION_MS }).default('0s'),
   faults: z.array(fault).default([]),
   findMax: findMax.prefault({}),
   sweep: sweep.optional(),
@@ -201,6 +212,14 @@ export const scenarioSchema = scenarioShape.transform((s, ctx): Scenario => {
       message: `must not exceed cluster.nodes (${s.cluster.nodes})`,
     });
   }
+  const perNode = partitionReplicasPerNode(s);
+  if (s.target === 'bundled' && perNode > MAX_PARTITION_REPLICAS_PER_NODE) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['topics', s.topics.idle > s.topics.count ? 'idle' : 'count'],
+      message: `${describePartitionReplicas(s, perNode)}; the bundled broker hosts at most ${thousands(MAX_PARTITION_REPLICAS_PER_NODE)}`,
+    });
+  }
   if (s.topics.minInsyncReplicas > s.topics.replicationFactor) {
     ctx.addIssue({
       code: 'custom',
@@ -240,3 +259,25 @@ export const scenarioSchema = scenarioShape.transform((s, ctx): Scenario => {
   }
   return resolved;
 });
+
+/**
+ * Partition replicas on the busiest node of a cluster: every topic of the run and every idle topic
+ * (idle topics have the same partitions and RF), spread as evenly as nodes allow.
+ */
+export function partitionReplicasPerNode(s: {
+  cluster: { nodes: number };
+  topics: { count: number; idle: number; partitions: number; replicationFactor: number };
+}): number {
+  const { count, idle, partitions, replicationFactor } = s.topics;
+  return Math.ceil(((count + idle) * partitions * replicationFactor) / s.cluster.nodes);
+}
+
+const thousands = (n: number) => n.toLocaleString('en-US');
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** "(1 topic + 120000 idle) × 1 partition × RF 1 on 1 node = 120,001 partition replicas per node" */
+function describePartitionReplicas(s: Scenario, perNode: number): string {
+  const { count, idle, partitions, replicationFactor } = s.topics;
+  const topics = idle > 0 ? `(${plural(count, 'topic')} + ${idle} idle)` : plural(count, 'topic');
+  return `${topics} × ${plural(partitions, 'partition')} × RF ${replicationFactor} on ${plural(s.cluster.nodes, 'node')} = ${thousands(perNode)} partition replicas per node`;
+}

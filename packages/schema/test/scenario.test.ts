@@ -4,6 +4,8 @@ import {
   checkScenario,
   expandSweep,
   knobPaths,
+  MAX_PARTITION_REPLICAS_PER_NODE,
+  MAX_PARTITIONS_PER_TOPIC,
   parseScenario,
   readScenarioText,
   ScenarioError,
@@ -178,6 +180,95 @@ describe('scenario errors name the field and the allowed values', () => {
 
   it('YAML syntax errors give the line', () => {
     expect(() => readScenarioText('a: [1, 2\nb: c', 'x.yaml')).toThrow(/line \d/);
+  });
+});
+
+describe('bounds that keep a run within one machine', () => {
+  it('duration above 24h names the field and the range', () => {
+    expect(issuesOf({ duration: '25h' })).toEqual([
+      { path: 'duration', message: 'must be from 1s to 24h (got "25h")' },
+    ]);
+    expect(parseScenario({ duration: '24h' }).duration).toBe('24h');
+  });
+
+  it('warm-up above 24h in a run bounded by records', () => {
+    expect(issuesOf({ records: 1000, warmup: '25h' })).toEqual([
+      { path: 'warmup', message: 'must be at most 24h (got "25h")' },
+    ]);
+  });
+
+  it('find-max trial above 24h', () => {
+    expect(issuesOf({ findMax: { trial: '25h' } })).toEqual([
+      { path: 'findMax.trial', message: 'must be from 1s to 24h (got "25h")' },
+    ]);
+  });
+
+  it('records above ten billion', () => {
+    expect(issuesOf({ records: 10_000_000_001 })).toEqual([
+      { path: 'records', message: 'must be a whole number from 1 to 10000000000 (got 10000000001)' },
+    ]);
+    expect(parseScenario({ records: 10_000_000_000 }).records).toBe(10_000_000_000);
+  });
+
+  it('backlog above 1TB', () => {
+    expect(issuesOf({ consumers: { backlog: '2TB' } })).toEqual([
+      { path: 'consumers.backlog', message: 'must be from 0 to 1099511627776 bytes (got "2TB")' },
+    ]);
+    expect(parseScenario({ consumers: { backlog: '1TB' } }).consumers.backlog).toBe(1024 ** 4);
+  });
+
+  it('partitions per topic above what the bundled broker allows', () => {
+    expect(MAX_PARTITIONS_PER_TOPIC).toBe(10_000);
+    expect(issuesOf({ topics: { partitions: MAX_PARTITIONS_PER_TOPIC + 1 } })).toEqual([
+      { path: 'topics.partitions', message: 'must be a whole number from 1 to 10000 (got 10001)' },
+    ]);
+  });
+
+  it('partition replicas per node above what the bundled broker hosts', () => {
+    expect(MAX_PARTITION_REPLICAS_PER_NODE).toBe(150_000);
+    expect(issuesOf({ topics: { count: 200_000, partitions: 10_000 } })).toEqual([
+      {
+        path: 'topics.count',
+        message:
+          '200000 topics × 10000 partitions × RF 1 on 1 node = 2,000,000,000 partition replicas per node; the bundled broker hosts at most 150,000',
+      },
+    ]);
+  });
+
+  it('partition replicas per node count idle topics and replication, spread over the nodes', () => {
+    expect(issuesOf({ topics: { idle: 150_000 } })).toEqual([
+      {
+        path: 'topics.idle',
+        message:
+          '(1 topic + 150000 idle) × 1 partition × RF 1 on 1 node = 150,001 partition replicas per node; the bundled broker hosts at most 150,000',
+      },
+    ]);
+    expect(checkScenario({ topics: { idle: 149_999 } }).ok).toBe(true);
+    // 100 × 4000 = 400,000 replicas: 133,334 per node on 3 nodes fits; with RF 3 (400,000 per node) not.
+    expect(checkScenario({ cluster: { nodes: 3 }, topics: { count: 100, partitions: 4000 } }).ok).toBe(true);
+    expect(
+      issuesOf({ cluster: { nodes: 3 }, topics: { count: 100, partitions: 4000, replicationFactor: 3 } }),
+    ).toEqual([
+      {
+        path: 'topics.count',
+        message:
+          '100 topics × 4000 partitions × RF 3 on 3 nodes = 400,000 partition replicas per node; the bundled broker hosts at most 150,000',
+      },
+    ]);
+  });
+
+  it('partition replicas per node are a bundled limit: other targets are not refused', () => {
+    expect(checkScenario({ target: 'shared', topics: { count: 200_000, partitions: 10_000 } }).ok).toBe(true);
+  });
+
+  it('partition replicas per node are checked for every swept value', () => {
+    expect(issuesOf({ sweep: { knob: 'topics.idle', values: [0, 120_000, 200_000] } })).toEqual([
+      {
+        path: 'sweep.values[2]',
+        message:
+          'topics.idle: (1 topic + 200000 idle) × 1 partition × RF 1 on 1 node = 200,001 partition replicas per node; the bundled broker hosts at most 150,000',
+      },
+    ]);
   });
 });
 

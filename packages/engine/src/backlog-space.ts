@@ -1,0 +1,43 @@
+// Room for a preloaded backlog on this machine. The bundled broker and the managed kafka target keep
+// their data in a directory here, so a backlog that cannot fit its file system fails the run before
+// any load, instead of filling the disk.
+import { statfsSync } from 'node:fs';
+import { meanMessageSize, type Scenario } from '@kbench/schema';
+import { payloadFileBytes } from './payload.js';
+
+/** Stored bytes above the value bytes: batch headers and offset and time indexes (a fraction). */
+const STORAGE_OVERHEAD = 0.1;
+/** Per record: length, attributes, deltas, key and header framing (random keys are 16 bytes). */
+const RECORD_OVERHEAD_BYTES = 32;
+
+/** Records the preload writes to reach `consumers.backlog` value bytes. */
+export function backlogRecords(s: Scenario): number {
+  const size = s.producers.messageSize;
+  const meanSize = Math.max(1, meanMessageSize(size) ?? payloadFileBytes(size));
+  return Math.ceil(s.consumers.backlog / meanSize);
+}
+
+/** Bytes the backlog takes on disk, every replica counted, with a margin for framing and indexes. */
+export function backlogBytesOnDisk(s: Scenario): number {
+  const perReplica = s.consumers.backlog * (1 + STORAGE_OVERHEAD) + backlogRecords(s) * RECORD_OVERHEAD_BYTES;
+  return Math.ceil(perReplica) * s.topics.replicationFactor;
+}
+
+/** Bytes an unprivileged writer may still use on the file system of `dir`. */
+export function freeBytes(dir: string): number {
+  const fs = statfsSync(dir);
+  return fs.bavail * fs.bsize;
+}
+
+const thousands = (n: number) => n.toLocaleString('en-US');
+
+/** Throws, naming consumers.backlog, when the backlog would not fit where the target keeps its data. */
+export function assertBacklogFits(s: Scenario, dataDir: string): void {
+  if (s.consumers.backlog === 0) return;
+  const needed = backlogBytesOnDisk(s);
+  const free = freeBytes(dataDir);
+  if (needed <= free) return;
+  throw new Error(
+    `consumers.backlog: ${thousands(s.consumers.backlog)} bytes × RF ${s.topics.replicationFactor} needs ${thousands(needed)} bytes on disk (with ${STORAGE_OVERHEAD * 100}% and ${RECORD_OVERHEAD_BYTES} bytes a record for framing and indexes), and the file system of ${dataDir} has ${thousands(free)} bytes free`,
+  );
+}
