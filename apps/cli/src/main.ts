@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { ProfileError, ScenarioError } from '@kbench/schema';
-import { commandUsage, USAGE, UsageError } from './usage.js';
+import { CommandError, commandUsage, USAGE, UsageError } from './usage.js';
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -65,6 +65,11 @@ main(process.argv.slice(2)).then(
     if (err instanceof UsageError || err instanceof ScenarioError || err instanceof ProfileError) {
       process.stderr.write(`${err.message}\n`);
       exitWhenFlushed(2);
+      return;
+    }
+    if (err instanceof CommandError) {
+      process.stderr.write(`${err.message}\n`);
+      exitWhenFlushed(1);
       return;
     }
     process.stderr.write(`kbench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

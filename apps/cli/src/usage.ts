@@ -3,6 +3,18 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/** A failure the user can act on, printed as its message alone (no stack); exit 1. */
+export class CommandError extends Error {
+  override name = 'CommandError';
+}
+
+/** True for an error that says a port is taken (Node's EADDRINUSE, or the broker's os error 98). */
+export function isPortInUse(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  if ((err as { code?: unknown }).code === 'EADDRINUSE') return true;
+  return /address already in use/i.test(String((err as { message?: unknown }).message ?? ''));
+}
+
 export const USAGE = `kbench: a benchmark workbench for Kafka-protocol streaming
 
 Usage:
@@ -18,6 +30,7 @@ Usage:
   kbench rerun <run-id> [--json]                     (the stored resolved scenario, run again)
   kbench serve [--port 7420] [--scenarios DIR]
   kbench broker [--port 9092] [--data-dir DIR] [--nodes N] [--fsync none|batch|interval:<ms>] [--processes]
+                [--no-auto-create-topics]
   kbench profile add <name> --bootstrap H:P[,H:P] [--tls] [--ca F] [--cert F --key F] [--insecure]
                  [--servername S] [--sasl plain|scram-sha-256|scram-sha-512 --username U
                  --password-stdin|--password-env VAR|--password P] [--max-rate N] [--description T] [--replace]

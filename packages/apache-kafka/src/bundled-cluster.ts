@@ -18,6 +18,8 @@ export interface BundledClusterOptions {
   fsync?: string;
   sessionTimeoutMs?: number;
   replicaLagMs?: number;
+  /** Create topics on first use (kbench-broker's default); false passes --no-auto-create-topics. */
+  autoCreateTopics?: boolean;
 }
 
 export interface BundledClusterNode {
@@ -71,6 +73,7 @@ export async function startBundledCluster(options: BundledClusterOptions): Promi
       clusterDir,
     ];
     if (options.fsync !== undefined) args.push('--fsync', options.fsync);
+    if (options.autoCreateTopics === false) args.push('--no-auto-create-topics');
     if (options.sessionTimeoutMs !== undefined)
       args.push('--session-timeout-ms', String(options.sessionTimeoutMs));
     if (options.replicaLagMs !== undefined) args.push('--replica-lag-ms', String(options.replicaLagMs));

@@ -4,22 +4,44 @@ import { startBundledCluster } from '@kbench/apache-kafka';
 import { startBroker, startCluster } from '@kbench/broker-native';
 import { kbenchHome } from '@kbench/history';
 import { intOption, parseCommandArgs } from '../args.js';
-import { UsageError } from '../usage.js';
+import { CommandError, isPortInUse, UsageError } from '../usage.js';
 
 const FSYNC = /^(none|batch|interval:[1-9]\d*)$/;
 
 /**
  * Runs the bundled broker in the foreground until SIGINT or SIGTERM: one node, a cluster of
  * `--nodes` in this process, or (`--processes`) one OS process per node. Node i listens on
- * port + i - 1 and gets a `node <id> <host>:<port> pid <pid>` line.
+ * port + i - 1 and gets a `node <id> <host>:<port> pid <pid>` line. Topics are created on first
+ * use (Kafka's auto.create.topics.enable) unless `--no-auto-create-topics`.
  */
 export async function brokerCommand(argv: string[]): Promise<number> {
+  try {
+    return await serveBroker(argv);
+  } catch (err) {
+    if (isPortInUse(err))
+      throw new CommandError(
+        `kbench broker: a port the broker needs is already in use (${portsOf(argv)}); is another broker running? choose another with --port`,
+      );
+    throw err;
+  }
+}
+
+function portsOf(argv: string[]): string {
+  const at = argv.indexOf('--port');
+  const port = at >= 0 ? Number(argv[at + 1]) : 9092;
+  const nodesAt = argv.indexOf('--nodes');
+  const nodes = nodesAt >= 0 ? Number(argv[nodesAt + 1]) : 1;
+  return nodes > 1 ? `ports ${port} to ${port + nodes - 1}` : `port ${port}`;
+}
+
+async function serveBroker(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('broker', argv, {
     port: { type: 'string' },
     'data-dir': { type: 'string' },
     nodes: { type: 'string' },
     fsync: { type: 'string' },
     processes: { type: 'boolean' },
+    'no-auto-create-topics': { type: 'boolean' },
   });
   if (positionals.length > 0)
     throw new UsageError(`kbench broker: unexpected argument ${JSON.stringify(positionals[0])}`);
@@ -32,15 +54,19 @@ export async function brokerCommand(argv: string[]): Promise<number> {
     );
   const dataDir = path.resolve(values['data-dir'] ?? path.join(kbenchHome(), 'broker'));
   await mkdir(dataDir, { recursive: true });
+  const autoCreateTopics = !values['no-auto-create-topics'];
+  // The broker runs on the addon's own threads, which do not keep Node's event loop alive: this
+  // timer does, until a signal comes (without it a lone broker exited as soon as it started).
+  const keepAlive = setInterval(() => {}, 1 << 30);
   const stopped = new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
-  });
+  }).finally(() => clearInterval(keepAlive));
   const announce = (id: number, host: string, p: number, pid: number) =>
     process.stdout.write(`node ${id} ${host}:${p} pid ${pid}\n`);
 
   if (values.processes) {
-    const cluster = await startBundledCluster({ dataDir, nodes, basePort: port, fsync });
+    const cluster = await startBundledCluster({ dataDir, nodes, basePort: port, fsync, autoCreateTopics });
     for (const n of cluster.nodes()) announce(n.id, '127.0.0.1', n.port, n.pid ?? 0);
     process.stderr.write(`${nodes} node process(es), data in ${dataDir}; Ctrl-C to stop\n`);
     await stopped;
@@ -48,14 +74,14 @@ export async function brokerCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (nodes > 1 || fsync !== 'none') {
-    const cluster = await startCluster({ nodes, dataDir, basePort: port, fsync });
+    const cluster = await startCluster({ nodes, dataDir, basePort: port, fsync, autoCreateTopics });
     for (const n of await cluster.nodes()) announce(n.id, n.host, n.port, process.pid);
     process.stderr.write(`${nodes} node(s) in this process, data in ${dataDir}; Ctrl-C to stop\n`);
     await stopped;
     await cluster.stop();
     return 0;
   }
-  const broker = await startBroker({ dataDir, port });
+  const broker = await startBroker({ dataDir, port, autoCreateTopics });
   announce(broker.nodeId, broker.host, broker.port, process.pid);
   process.stderr.write(`data in ${dataDir}; Ctrl-C to stop\n`);
   await stopped;

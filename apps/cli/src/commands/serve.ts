@@ -3,7 +3,7 @@ import { History, kbenchHome } from '@kbench/history';
 import { startServer } from '@kbench/server';
 import { intOption, parseCommandArgs } from '../args.js';
 import { defaultScenariosDir, webDistDir } from '../paths.js';
-import { UsageError } from '../usage.js';
+import { CommandError, isPortInUse, UsageError } from '../usage.js';
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('serve', argv, {
@@ -22,6 +22,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
     webDist,
     // Scenarios saved from the composer land here, listed under user/.
     userScenariosDir: path.join(kbenchHome(), 'scenarios'),
+  }).catch((err: unknown) => {
+    if (isPortInUse(err))
+      throw new CommandError(
+        `kbench serve: port ${port} on 127.0.0.1 is already in use (another kbench serve?); choose another with --port`,
+      );
+    throw err;
   });
   process.stdout.write(`kbench workbench at ${server.url} (history: ${history.path})\n`);
   if (!webDist) process.stderr.write('the web app is not built: run npm run build (the API is up)\n');
