@@ -67,6 +67,11 @@ main(process.argv.slice(2)).then(
       exitWhenFlushed(2);
       return;
     }
+    if (err instanceof Error && err.name === 'AmbiguousRunIdError') {
+      process.stderr.write(`kbench: ${err.message}\n`);
+      exitWhenFlushed(2);
+      return;
+    }
     if (err instanceof CommandError) {
       process.stderr.write(`${err.message}\n`);
       exitWhenFlushed(1);

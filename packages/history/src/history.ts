@@ -172,8 +172,9 @@ export class History {
   }
 
   /**
-   * The run with this id, or with an id starting with this prefix (at least 4 characters).
-   * Null when none matches; throws AmbiguousRunIdError when the prefix matches several runs.
+   * The run with this id, or with an id starting with this prefix. Null when none matches; throws
+   * AmbiguousRunIdError when the prefix matches several runs (however short it is: `d0e` matching
+   * two runs says so rather than "no run").
    */
   getRun(idOrPrefix: string): Promise<RunRecord | null> {
     const columns = RUN_COLUMNS.join(', ');
@@ -181,7 +182,7 @@ export class History {
       const exact = await connection.runAndReadAll(`SELECT ${columns} FROM runs WHERE id = $1`, [idOrPrefix]);
       const exactRow = (exact.getRowObjectsJS() as Row[])[0];
       if (exactRow !== undefined) return toRunRecord(exactRow);
-      if (idOrPrefix.length < MIN_ID_PREFIX) return null;
+      if (idOrPrefix.length === 0) return null;
       const byPrefix = await connection.runAndReadAll(
         `SELECT ${columns} FROM runs WHERE starts_with(id, $1) ORDER BY id LIMIT 10`,
         [idOrPrefix],

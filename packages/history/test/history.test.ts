@@ -204,13 +204,20 @@ describe('listRuns', () => {
 });
 
 describe('getRun by prefix', () => {
-  it('finds a run by a unique prefix of at least 4 characters', async () => {
+  it('finds a run by a unique prefix', async () => {
     const history = await History.open(file);
     await history.createRun(makeRun({ id: 'abcd1234' }));
     await history.createRun(makeRun({ id: 'abce5678' }));
     expect((await history.getRun('abcd'))?.id).toBe('abcd1234');
-    expect(await history.getRun('abc')).toBeNull();
+    expect((await history.getRun('abce5'))?.id).toBe('abce5678');
     expect(await history.getRun('zzzz')).toBeNull();
+  });
+
+  it('says a short prefix matches several runs instead of finding none', async () => {
+    const history = await History.open(file);
+    await history.createRun(makeRun({ id: 'abcd1234' }));
+    await history.createRun(makeRun({ id: 'abce5678' }));
+    await expect(history.getRun('abc')).rejects.toThrow(/abc matches more than one run \(abcd1234, abce5678\)/);
   });
 
   it('throws a clear error for a prefix that matches several runs', async () => {
