@@ -52,6 +52,27 @@ Options of run:
                           backlog at most 64MB, idle topics at most 1000; faults keep their place
                           in the run, scaled to its new length
 
+Options of compare:
+  --json                  the runs' summaries and the settings that differ, as JSON
+  --svg DIR, --png DIR    write the comparison charts (percentile ladder, headline bars, time series)
+  --report FILE           a self-contained HTML report (FILE.html) or Markdown with chart files (FILE.md)
+
+Options of export:
+  --csv                   samples and summary as CSV
+  --svg, --png            every chart of the run (several ids: the comparison charts)
+  --json                  the stored run as JSON
+  --omb                   the run as an OpenMessaging Benchmark result (for its charting scripts)
+  --out DIR               where the files go (default: the current directory)
+
+Options of broker:
+  --port P                node i listens on P + i - 1 (default 9092)
+  --data-dir DIR          where the log lives (default $KBENCH_HOME/broker)
+  --nodes N               1 to 5 nodes replicating among themselves (default 1)
+  --fsync F               none (page cache, Kafka's default), batch (fdatasync before each ack),
+                          interval:<ms>
+  --processes             each node in its own OS process (so a signal can kill one)
+  --no-auto-create-topics do not create a topic a client asks for (created on first use by default)
+
 Environment:
   KBENCH_HOME             where the history (history.duckdb) and profiles (profiles/) live; default ~/.kbench
 
@@ -80,6 +101,7 @@ export function commandUsage(command: string): string {
   };
   const parts = [['Usage:', ...own]];
   if (['run', 'sweep'].includes(command)) parts.push(section('Options of run:'));
+  if (['compare', 'export', 'broker'].includes(command)) parts.push(section(`Options of ${command}:`));
   parts.push(section('Environment:'));
   parts.push(lines.filter((l) => l.startsWith('Exit codes:')));
   return `${parts.map((p) => p.join('\n')).join('\n\n')}\n`;

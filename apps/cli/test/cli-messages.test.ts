@@ -66,3 +66,17 @@ describe('run ids', () => {
     expect(JSON.parse(result.stdout).id).toBe('d0e22222-bbbb');
   });
 });
+
+describe('--help lists each option, not only the usage line', () => {
+  it.each([
+    ['compare', ['--report FILE', '--svg DIR, --png DIR']],
+    ['export', ['--omb', '--out DIR']],
+    ['broker', ['--processes', '--no-auto-create-topics', '--fsync F']],
+  ])('kbench %s --help', async (command, options) => {
+    const result = await runKbench(home, [command, '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`Options of ${command}:`);
+    for (const option of options) expect(result.stdout).toContain(option);
+    expect(result.stdout).not.toContain('Options of run:');
+  });
+});
