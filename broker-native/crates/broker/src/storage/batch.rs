@@ -31,12 +31,27 @@ pub struct BatchHeader {
 }
 
 impl BatchHeader {
+    /// Saturates rather than overflows: a header read from a damaged file
+    /// can claim any base offset.
     pub fn last_offset(&self) -> i64 {
-        self.base_offset + i64::from(self.last_offset_delta)
+        self.base_offset
+            .saturating_add(i64::from(self.last_offset_delta))
     }
 
     pub fn next_offset(&self) -> i64 {
-        self.last_offset() + 1
+        self.last_offset().saturating_add(1)
+    }
+
+    /// Whether every offset of the batch lies in the 32-bit range of a
+    /// segment based at `segment_base` (the indexes store offsets relative
+    /// to it), as Kafka's recovery requires.
+    pub fn fits_segment(&self, segment_base: i64) -> bool {
+        self.base_offset >= segment_base
+            && self.last_offset_delta >= 0
+            && self
+                .last_offset()
+                .checked_sub(segment_base)
+                .is_some_and(|relative| relative < i64::from(u32::MAX))
     }
 
     /// Reads the header fields from the start of `buf` (at least

@@ -332,7 +332,12 @@ impl Segment {
                 }
                 whole.resize(header.size, 0);
                 log.read_exact_at(&mut whole, pos)?;
-                if batch::validate(&whole).is_err() || header.base_offset < next_offset {
+                // The base offset is outside the CRC: a damaged one must
+                // neither go back nor leave the segment's offset range.
+                if batch::validate(&whole).is_err()
+                    || header.base_offset < next_offset
+                    || !header.fits_segment(self.base_offset)
+                {
                     break;
                 }
                 self.note_batch(&header, pos, &mut since_index, &mut offsets, &mut times);
@@ -527,7 +532,9 @@ impl Segment {
     }
 
     fn relative(&self, offset: i64) -> u32 {
-        (offset - self.base_offset).clamp(0, u32::MAX as i64) as u32
+        offset
+            .saturating_sub(self.base_offset)
+            .clamp(0, u32::MAX as i64) as u32
     }
 
     /// Whether a batch with `incoming_timestamp` is due for a new segment by
@@ -1040,6 +1047,33 @@ mod tests {
             Segment::open(dir.path(), 0, DEFAULT_INDEX_INTERVAL, true, cache()).unwrap();
         assert_eq!(segment.size(), first_size);
         assert_eq!(segment.next_offset(), 3);
+    }
+
+    /// Found by the recovery fuzzer: the base offset is outside the CRC, so
+    /// one flipped bit (2 -> 2^32 + 2) passed recovery and moved the log end
+    /// 4 billion offsets on, past what the 32-bit indexes can address.
+    #[test]
+    fn recovery_truncates_a_batch_whose_offsets_leave_the_segment_range() {
+        for damaged in [(1i64 << 32) + 3, i64::MAX] {
+            let dir = tempfile::tempdir().unwrap();
+            let first_size;
+            {
+                let segment =
+                    Segment::create(dir.path(), 0, DEFAULT_INDEX_INTERVAL, cache()).unwrap();
+                append_batch(&segment, 3, 10);
+                first_size = segment.size();
+                append_batch(&segment, 3, 10);
+            }
+            let path = dir.path().join(log_file_name(0));
+            let mut bytes = std::fs::read(&path).unwrap();
+            let at = first_size as usize;
+            bytes[at..at + 8].copy_from_slice(&damaged.to_be_bytes());
+            std::fs::write(&path, bytes).unwrap();
+            let (segment, recovery) =
+                Segment::open(dir.path(), 0, DEFAULT_INDEX_INTERVAL, true, cache()).unwrap();
+            assert_eq!(segment.next_offset(), 3, "base offset {damaged}");
+            assert_eq!(recovery.valid_bytes, first_size);
+        }
     }
 
     #[test]
