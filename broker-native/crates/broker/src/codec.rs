@@ -111,10 +111,13 @@ pub fn decode_request(mut frame: Bytes, versions: &impl VersionTable) -> Result<
         .map_err(|e| Error::Malformed(format!("{api_key:?} v{version}: {e}")))?;
     let body = decode_body(api_key, &mut frame, version)?;
     if frame.has_remaining() {
-        return Err(Error::Malformed(format!(
-            "{} trailing bytes after {api_key:?} v{version}",
+        // Apache Kafka reads what the schema names and ignores the rest, and
+        // clients rely on it: librdkafka 2.16 sends Metadata v12 with 3 bytes
+        // past the body (confluent-kafka's list_topics failed here).
+        tracing::debug!(
+            "{} trailing bytes after {api_key:?} v{version} ignored",
             frame.remaining()
-        )));
+        );
     }
     Ok(DecodedRequest {
         header,
@@ -270,14 +273,18 @@ mod tests {
         ));
     }
 
+    /// As Apache Kafka does: librdkafka 2.16.0 (confluent-kafka 2.16.1)
+    /// sends this Metadata v12 request, 3 bytes longer than its body.
     #[test]
-    fn trailing_bytes_are_malformed() {
-        let mut frame = METADATA_V1_REQUEST.to_vec();
-        frame.push(0);
-        assert!(matches!(
-            decode_request(Bytes::from(frame), &All),
-            Err(Error::Malformed(_))
-        ));
+    fn trailing_bytes_are_ignored_as_kafka_does() {
+        let librdkafka =
+            b"\x00\x03\x00\x0c\x00\x00\x00\x0a\x00\x07rdkafka\x00\x00\x00\x00\x00\x01\x00\x00";
+        let decoded = decode_request(Bytes::from_static(librdkafka), &All).unwrap();
+        let Request::Metadata(body) = decoded.body else {
+            panic!("not Metadata");
+        };
+        assert!(body.topics.is_none());
+        assert_eq!(decoded.header.correlation_id, 10);
     }
 
     #[test]

@@ -29,7 +29,7 @@ describe('librdkafka (confluent-kafka for Python) against the bundled broker', (
     await broker?.stop();
   });
 
-  it('creates a topic, produces 5,000 with delivery reports, consumes them as a group and commits', () => {
+  it('creates a topic, lists every topic, produces 5,000 with delivery reports, consumes them as a group and commits', () => {
     requireConfluentKafka();
     const run = spawnSync('python3', [SCRIPT, broker.bootstrap, 'rdkafka-roundtrip', '5000'], {
       encoding: 'utf8',
@@ -38,6 +38,7 @@ describe('librdkafka (confluent-kafka for Python) against the bundled broker', (
     const report = JSON.parse(run.stdout.trim().split('\n').pop() || '{}');
     expect(report, run.stderr).toMatchObject({
       partitions: 3,
+      listedAll: true,
       delivered: 5000,
       failed: [],
       unflushed: 0,
