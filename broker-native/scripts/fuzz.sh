@@ -87,7 +87,7 @@ for target in "${targets[@]}"; do
     failed=1
     continue
   fi
-  stat() { sed -n "s/^$1 *: //p" "$stats"; }
+  stat_of() { sed -n "s/^$1 *: //p" "$stats"; }
   found=()
   for crash in "$findings"/default/crashes/id:*; do
     [ -e "$crash" ] || continue
@@ -106,7 +106,7 @@ for target in "${targets[@]}"; do
       found+=("hang $out/$target/hangs/$(basename "$hang")")
     fi
   done
-  line="$target: $(stat execs_done) inputs, $(stat execs_per_sec)/s, coverage $(stat bitmap_cvg), corpus $(stat corpus_count), ${#found[@]} finding(s)"
+  line="$target: $(stat_of execs_done) inputs, $(stat_of execs_per_sec)/s, coverage $(stat_of bitmap_cvg), corpus $(stat_of corpus_count), ${#found[@]} finding(s)"
   summary+=("$line")
   echo "fuzz: $line"
   if [ ${#found[@]} -gt 0 ]; then
