@@ -29,3 +29,10 @@ pub fn fresh_dir(name: &str) -> PathBuf {
         .unwrap_or_else(|e| panic!("cannot create scratch dir {}: {e}", dir.display()));
     dir
 }
+
+/// Removes directory `name` and, once it is empty, this process's scratch
+/// directory (runs outside the fuzz script, which removes its own).
+pub fn remove(name: &str) {
+    let _ = std::fs::remove_dir_all(root().join(name));
+    let _ = std::fs::remove_dir(root());
+}

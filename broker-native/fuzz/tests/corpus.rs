@@ -17,6 +17,7 @@ fn replay_corpus(target: &str) {
         run(&input);
         count += 1;
     }
+    kbench_broker_fuzz::scratch::remove(target);
     assert!(count > 0, "no seeds in {}", dir.display());
 }
 

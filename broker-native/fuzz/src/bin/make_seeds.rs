@@ -187,6 +187,7 @@ fn built_segments(dir: &Path, client: &str, payloads: &[Bytes]) -> usize {
         read(index_file_name(0)),
         read(time_index_file_name(0)),
     );
+    scratch::remove("make-seeds");
     if log.is_empty() {
         return 0;
     }

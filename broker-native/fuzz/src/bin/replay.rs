@@ -17,4 +17,5 @@ fn main() {
         eprintln!("{name}: {path} ({} bytes)", input.len());
         target(&input);
     }
+    kbench_broker_fuzz::scratch::remove(&name);
 }
