@@ -3,7 +3,11 @@
 // Usage: node clients.cjs HOST:PORT
 const { Kafka, logLevel, CompressionTypes } = require('kafkajs');
 
-const kafka = new Kafka({ clientId: 'kbench-capture', brokers: [process.argv[2]], logLevel: logLevel.NOTHING });
+const kafka = new Kafka({
+  clientId: 'kbench-capture',
+  brokers: [process.argv[2]],
+  logLevel: logLevel.NOTHING,
+});
 
 async function admin() {
   const admin = kafka.admin();
@@ -11,7 +15,9 @@ async function admin() {
   await admin.createTopics({ topics: [{ topic: 'js-t', numPartitions: 2 }, { topic: 'js-gone' }] });
   await admin.createPartitions({ topicPartitions: [{ topic: 'js-t', count: 3 }] });
   await admin.describeConfigs({ resources: [{ type: 2, name: 'js-t' }], includeSynonyms: false });
-  await admin.alterConfigs({ resources: [{ type: 2, name: 'js-t', configEntries: [{ name: 'retention.ms', value: '3600000' }] }] });
+  await admin.alterConfigs({
+    resources: [{ type: 2, name: 'js-t', configEntries: [{ name: 'retention.ms', value: '3600000' }] }],
+  });
   await admin.fetchTopicMetadata({ topics: ['js-t'] });
   await admin.describeCluster();
   await admin.deleteTopics({ topics: ['js-gone'] });
@@ -41,7 +47,11 @@ async function consume() {
   await consumer.connect();
   await consumer.subscribe({ topic: 'js-t', fromBeginning: true });
   let seen = 0;
-  await consumer.run({ eachMessage: async () => { seen += 1; } });
+  await consumer.run({
+    eachMessage: async () => {
+      seen += 1;
+    },
+  });
   const deadline = Date.now() + 20_000;
   while (seen < 12 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   await new Promise((r) => setTimeout(r, 1500));
