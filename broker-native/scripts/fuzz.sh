@@ -46,6 +46,9 @@ if ! cargo afl --version >/dev/null 2>&1; then
   echo "fuzz: installing cargo-afl (AFL++ is built from the crate's bundled source)"
   cargo install --locked cargo-afl
 fi
+# cargo-afl 0.18 builds AFL++ when installed; this builds it where that did
+# not happen (it refuses, harmlessly, when AFL++ is already built).
+cargo afl config --build >/dev/null 2>&1 || true
 
 # Findings outlive the run; the fuzzers' queues and scratch files go to a
 # tmpfs when there is one (the recovery target writes files for each input).
