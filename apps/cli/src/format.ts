@@ -1,5 +1,15 @@
 // Plain-text tables and figures for the terminal.
-import type { ClientLoad, LatencySummary, RunListItem, RunRecord, RunSummary } from '@kbench/schema';
+import {
+  type ClientLoad,
+  clientPaceWarning,
+  concurrentWarning,
+  type FaultEvent,
+  faultText,
+  type LatencySummary,
+  type RunListItem,
+  type RunRecord,
+  type RunSummary,
+} from '@kbench/schema';
 
 export function fmtNumber(n: number, digits = 0): string {
   return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -73,7 +83,8 @@ export function summaryText(summary: RunSummary | null): string {
   );
   const errors =
     summary.produced.errors > 0 ? `\nproduce errors: ${fmtNumber(summary.produced.errors)} records` : '';
-  const client = summary.client ? `\n${clientText(summary.client)}` : '';
+  const pace = clientPaceWarning(summary.client);
+  const client = summary.client ? `\n${clientText(summary.client)}${pace ? `\nwarning: ${pace}` : ''}` : '';
   const wire =
     summary.produced.wireMbPerSec === null
       ? ''
@@ -91,6 +102,12 @@ function clientText(c: ClientLoad): string {
   return `load generator: ${fmtNumber(c.cpuCores, 2)} cores (${whose})${busy('producer', c.producerBusy)}${busy('consumer', c.consumerBusy)}`;
 }
 
+/** The faults a run executed, one line each at its time since load began; empty without any. */
+export function faultsText(faults: FaultEvent[] | undefined): string {
+  if (!faults || faults.length === 0) return '';
+  return `\nfaults executed:\n${faults.map((f) => `  ${fmtNumber(f.t, 1)} s  ${faultText(f)}`).join('\n')}`;
+}
+
 export function runHeader(run: RunRecord): string {
   const env = run.environment;
   return [
@@ -100,18 +117,22 @@ export function runHeader(run: RunRecord): string {
     `started    ${run.startedAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}`,
     `machine    ${env.cores} cores, ${fmtNumber(env.memoryBytes / 1024 ** 3, 1)} GiB, ${env.os}, node ${env.versions.node ?? '?'}`,
     ...(env.memoryNote ? [`memory     ${env.memoryNote}`] : []),
+    ...(run.concurrentWith ? [`warning    ${concurrentWarning(run.concurrentWith)}`] : []),
   ].join('\n');
 }
 
+/** Marks, in `kbench list`, a run that shared the machine with another. */
+const CONCURRENT_MARK = '*';
+
 export function runListText(runs: RunListItem[]): string {
   if (runs.length === 0) return 'No runs yet. Start one with: kbench run scenarios/quickstart.yaml';
-  return table(
+  const list = table(
     [
       ['id', 'started', 'status', 'scenario', 'target', 'rec/s', 'MB/s', 'publish p99'],
       ...runs.map((r) => [
         r.id,
         r.startedAt.replace('T', ' ').slice(0, 19),
-        r.status,
+        r.concurrentWith ? `${r.status}${CONCURRENT_MARK}` : r.status,
         r.name,
         r.target,
         r.summary ? fmtNumber(r.summary.produced.recordsPerSec) : '-',
@@ -121,4 +142,7 @@ export function runListText(runs: RunListItem[]): string {
     ],
     ['l', 'l', 'l', 'l', 'l', 'r', 'r', 'r'],
   );
+  return runs.some((r) => r.concurrentWith)
+    ? `${list}\n\n${CONCURRENT_MARK} ran at the same time as another run on this machine, so its figures are not those of a run alone (kbench show <id> names the other)`
+    : list;
 }

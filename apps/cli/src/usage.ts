@@ -19,15 +19,15 @@ export const USAGE = `kbench: a benchmark workbench for Kafka-protocol streaming
 
 Usage:
   kbench run <scenario> [--set knob.path=value]... [--target T]... [--json] [--quick]
-             [--dry-run] [--keep-topics] [--max-rate N]
+             [--dry-run] [--keep-topics] [--max-rate N] [--concurrent]
   kbench sweep <scenario> [same options as run]      (a scenario with sweep: { knob, values })
   kbench list [--json] [--status S] [--search TEXT] [--limit N]
   kbench show <run-id> [--json]
   kbench compare <run-id> <run-id>... [--json] [--svg DIR] [--png DIR] [--report FILE.html|.md]
   kbench export <run-id>... --csv|--svg|--png|--json|--omb [--out DIR]
   kbench import omb <workload.yaml> [driver.yaml] [--out FILE]  (an OpenMessaging Benchmark workload)
-  kbench reproduce <folder>|--all [--quick] [--out DIR]  (a published benchmark: runs and a report)
-  kbench rerun <run-id> [--json]                     (the stored resolved scenario, run again)
+  kbench reproduce <folder>|--all [--quick] [--out DIR] [--concurrent]  (a published benchmark: runs, a report)
+  kbench rerun <run-id> [--json] [--concurrent]      (the stored resolved scenario, run again)
   kbench serve [--port 7420] [--scenarios DIR]
   kbench broker [--port 9092] [--data-dir DIR] [--nodes N] [--fsync none|batch|interval:<ms>] [--processes]
                 [--no-auto-create-topics]
@@ -51,6 +51,8 @@ Options of run:
   --quick                 a short version: duration at most 3s, warm-up at most 1s, records at most 20000,
                           backlog at most 64MB, idle topics at most 1000; faults keep their place
                           in the run, scaled to its new length
+  --concurrent            run even while another kbench run is going on this machine (otherwise
+                          refused, exit 2); both runs record concurrentWith and are marked as such
 
 Options of compare:
   --json                  the runs' summaries and the settings that differ, as JSON
@@ -74,9 +76,10 @@ Options of broker:
   --no-auto-create-topics do not create a topic a client asks for (created on first use by default)
 
 Environment:
-  KBENCH_HOME             where the history (history.duckdb) and profiles (profiles/) live; default ~/.kbench
+  KBENCH_HOME             where the history (history.duckdb), profiles (profiles/) and the run slot
+                          (run.lock: one run at a time on a machine) live; default ~/.kbench
 
-Exit codes: 0 done, 1 the run failed, 2 bad usage or invalid scenario, 130 a reproduction stopped with Ctrl-C.
+Exit codes: 0 done, 1 the run failed, 2 bad usage, an invalid scenario or another run going (nothing ran), 130 a reproduction stopped with Ctrl-C.
 `;
 
 /**

@@ -54,6 +54,30 @@ export const runSummary = {
     consumed: { type: 'object', properties: throughputSummary },
     publishLatencyMs: latencySummary,
     endToEndLatencyMs: latencySummary,
+    client: {
+      type: 'object',
+      properties: {
+        cpuCores: { type: 'number' },
+        includesBroker: { type: 'boolean' },
+        producerBusy: nullableNumber,
+        consumerBusy: nullableNumber,
+      },
+    },
+    // The search's trials are passed through whole.
+    findMax: { type: 'object', additionalProperties: true },
+  },
+} as const;
+
+/** A fault of the scenario's timeline as the run executed it. */
+const faultEvent = {
+  type: 'object',
+  properties: {
+    t: { type: 'number' },
+    action: { type: 'string' },
+    target: { type: ['number', 'string'] },
+    node: nullableNumber,
+    durationMs: nullableNumber,
+    error: { type: ['string', 'null'] },
   },
 } as const;
 
@@ -69,6 +93,8 @@ const runCommon = {
   finishedAt: { type: ['string', 'null'] },
   tags: { type: 'array', items: { type: 'string' } },
   notes: { type: 'string' },
+  /** The runs that went on at the same time on this machine (absent for a run alone). */
+  concurrentWith: { type: 'array', items: { type: 'string' } },
 } as const;
 
 export const runListItem = {
@@ -88,6 +114,7 @@ export const runRecord = {
     // The resolved scenario and the environment are open-ended records: pass them through whole.
     scenario: { type: 'object', additionalProperties: true },
     environment: { type: 'object', additionalProperties: true },
+    faults: { type: 'array', items: faultEvent },
   },
 } as const;
 

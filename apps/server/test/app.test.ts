@@ -421,6 +421,53 @@ describe('stored runs', () => {
     expect((await call({ method: 'GET', url: `/api/runs/${stored.id}` })).statusCode).toBe(404);
   });
 
+  it('returns the whole stored summary: load generator figures and a find-max search', async () => {
+    const stored = await storeFinishedRun(ws.history, 'ab12cd34ef56', 'searched run', { finish: false });
+    const latency = {
+      count: 10,
+      p50: 1,
+      p75: 2,
+      p95: 3,
+      p99: 4,
+      p999: 5,
+      p9999: 6,
+      max: 7,
+      mean: 2,
+      worst10Mean: 5,
+    };
+    const summary = {
+      measuredSeconds: 2,
+      produced: { records: 2000, recordsPerSec: 1000, mbPerSec: 0.1, wireMbPerSec: 0.12, errors: 0 },
+      consumed: { records: 2000, recordsPerSec: 1000, mbPerSec: 0.1 },
+      publishLatencyMs: latency,
+      endToEndLatencyMs: latency,
+      client: { cpuCores: 1.5, includesBroker: true, producerBusy: 0.97, consumerBusy: null },
+      findMax: {
+        rate: 1000,
+        trials: [
+          {
+            rate: null,
+            achievedPerSec: 1200,
+            publishP99Ms: 4,
+            backlogGrowth: 0,
+            errors: 0,
+            pass: true,
+            reason: 'ok',
+          },
+        ],
+      },
+    };
+    await ws.history.finishRun(stored.id, {
+      status: 'completed',
+      summary,
+      error: null,
+      finishedAt: new Date().toISOString(),
+    });
+    const res = await call({ method: 'GET', url: `/api/runs/${stored.id}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().summary).toEqual(summary);
+  });
+
   it('replays a stored run as events and ends the stream', async () => {
     const stored = await storeFinishedRun(ws.history, 'dd44ee55ff66', 'replayed run');
     const res = await call({ method: 'GET', url: `/api/runs/${stored.id}/events` });

@@ -149,6 +149,55 @@ describe('a real run', () => {
   });
 });
 
+describe('a stored run over HTTP', () => {
+  it('returns the load generator figures and the executed faults', async () => {
+    const start = await startRun({
+      scenario: {
+        name: 'paused node',
+        duration: '3s',
+        warmup: '1s',
+        cluster: { nodes: 2 },
+        topics: { partitions: 2, replicationFactor: 2 },
+        producers: { count: 1, rate: 1000 },
+        faults: [{ at: '1500ms', action: 'pause', node: 2, for: '300ms' }],
+      },
+    });
+    expect(start.status).toBe(201);
+    const { id } = (await start.json()) as { id: string };
+    await readEvents(`${server.url}/api/runs/${id}/events`);
+    const record = (await (await fetch(`${server.url}/api/runs/${id}`)).json()) as {
+      status: string;
+      error: string | null;
+      summary: { client?: { cpuCores: number; includesBroker: boolean; producerBusy: number | null } };
+      faults?: { action: string; node: number | null; durationMs: number | null; error: string | null }[];
+    };
+    expect(record.status, String(record.error)).toBe('completed');
+    expect(record.summary.client?.cpuCores).toBeGreaterThan(0);
+    expect(record.summary.client?.includesBroker).toBe(true);
+    expect(record.summary.client?.producerBusy).toBeGreaterThan(0);
+    expect(record.faults).toEqual([
+      expect.objectContaining({ action: 'pause', node: 2, durationMs: 300, error: null }),
+    ]);
+  });
+
+  it('says failed, and why, for a run that measured nothing', async () => {
+    // Fifty records go out long before the 30 s warm-up ends.
+    const start = await startRun({ scenario: { name: 'all in warm-up', records: 50, warmup: '30s' } });
+    expect(start.status).toBe(201);
+    const { id } = (await start.json()) as { id: string };
+    const events = await readEvents(`${server.url}/api/runs/${id}/events`);
+    expect(events.at(-1)).toMatchObject({ event: 'end', data: { id, status: 'failed' } });
+    const record = (await (await fetch(`${server.url}/api/runs/${id}`)).json()) as {
+      status: string;
+      error: string | null;
+      summary: unknown;
+    };
+    expect(record.status).toBe('failed');
+    expect(record.error).toMatch(/no measured sample: all 50 records were sent/);
+    expect(record.summary).toBeNull();
+  });
+});
+
 interface SweepInfo {
   knob: string;
   total: number;
@@ -214,4 +263,24 @@ describe('a sweep started over HTTP', () => {
     const next = await startRun({ scenario: { name: 'after', records: 100 } });
     expect(next.status).toBe(201);
   }, 120_000);
+
+  it('ends at a run that measured nothing', async () => {
+    const body = {
+      scenario: { name: 'warm-ups', records: 50, sweep: { knob: 'warmup', values: ['30s', '0s'] } },
+    };
+    // The run the test before started may still hold the run slot.
+    const res = await vi.waitFor(
+      async () => {
+        const answer = await startRun(body);
+        expect(answer.status).not.toBe(409);
+        return answer;
+      },
+      { timeout: 60_000, interval: 500 },
+    );
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    const sweep = await finishedSweep(id);
+    expect(sweep.ids).toEqual([id]);
+    expect(sweep.error).toBe('failed at run 1 of 2');
+  });
 });

@@ -49,6 +49,14 @@ export interface Progress {
   targetRecords: number | null;
 }
 
+/** Who runs a run and whether Stop reaches it (another process's run, stopped through the run slot). */
+export interface RunOwner {
+  id: string;
+  owner: string | null;
+  stoppable: boolean;
+  reason: string | null;
+}
+
 export interface SweepInfo {
   knob: string;
   total: number;
@@ -93,8 +101,14 @@ export const api = {
     request<ScenarioFile>('GET', `/api/scenarios/${path.split('/').map(enc).join('/')}`),
   saveScenario: (body: { file: string; yaml: string; overwrite?: boolean }) =>
     request<{ path: string }>('POST', '/api/scenarios', body),
-  startRun: (body: { path?: string; yaml?: string; scenario?: object; set?: string[] }) =>
-    request<{ id: string }>('POST', '/api/runs', body),
+  startRun: (body: {
+    path?: string;
+    yaml?: string;
+    scenario?: object;
+    set?: string[];
+    /** Run even while another run is going on this machine (both are marked). */
+    concurrent?: boolean;
+  }) => request<{ id: string }>('POST', '/api/runs', body),
   runs: (filter: { status?: RunStatus | ''; search?: string; limit?: number } = {}) => {
     const q = new URLSearchParams();
     if (filter.status) q.set('status', filter.status);
@@ -107,12 +121,13 @@ export const api = {
   samples: (id: string) => request<Sample[]>('GET', `/api/runs/${enc(id)}/samples`),
   sweep: (id: string) => request<SweepInfo>('GET', `/api/runs/${enc(id)}/sweep`),
   stopRun: (id: string) => request<{ id: string }>('POST', `/api/runs/${enc(id)}/stop`),
+  owner: (id: string) => request<RunOwner>('GET', `/api/runs/${enc(id)}/owner`),
   updateRun: (id: string, change: { tags?: string[]; notes?: string }) =>
     request<RunRecord>('PATCH', `/api/runs/${enc(id)}`, change),
   deleteRun: (id: string) => request<{ deleted: string }>('DELETE', `/api/runs/${enc(id)}`),
   /** The write-up folders (those with a published.yaml). */
   reproductions: () => request<ReproductionInfo[]>('GET', '/api/reproductions'),
-  startReproduction: (body: { folder: string; quick?: boolean }) =>
+  startReproduction: (body: { folder: string; quick?: boolean; concurrent?: boolean }) =>
     request<ReproductionStarted>('POST', '/api/reproductions', body),
   /** A folder's latest reproduction, or the one with this tag, with the verdicts of its rules. */
   reproductionResults: (folder: string, tag?: string | null) =>

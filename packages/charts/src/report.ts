@@ -1,6 +1,6 @@
 // A comparison as a document: the headline figures, the settings that differ and every chart.
 // HTML is self-contained (charts inline as SVG); Markdown links chart files written beside it.
-import { type RunRecord, type Sample, scenarioDifferences } from '@kbench/schema';
+import { concurrentWarning, type RunRecord, type Sample, scenarioDifferences } from '@kbench/schema';
 import type { ChartSpec } from './common.js';
 import { compareCharts, runLabel } from './compare.js';
 import { renderSvg } from './svg.js';
@@ -33,7 +33,17 @@ function headline(runs: RunRecord[]): string[][] {
     row('publish p99.9', (r) => ms(r.summary?.publishLatencyMs?.p999)),
     row('publish max', (r) => ms(r.summary?.publishLatencyMs?.max)),
     row('end-to-end p99', (r) => ms(r.summary?.endToEndLatencyMs?.p99)),
+    ...(runs.some((r) => r.concurrentWith)
+      ? [row('ran at the same time as', (r) => r.concurrentWith?.join(', ') ?? 'no other run')]
+      : []),
   ];
+}
+
+/** One warning per run that shared the machine with another: its figures are not those of a run alone. */
+function concurrentWarnings(runs: RunRecord[]): string[] {
+  return runs
+    .filter((r) => r.concurrentWith)
+    .map((r) => `Warning: ${r.id} ${concurrentWarning(r.concurrentWith ?? [])}.`);
 }
 
 function charts(entries: ReportRun[]): ChartSpec[] {
@@ -62,10 +72,12 @@ export function compareReportHtml(entries: ReportRun[], generatedAt: string): st
 <html lang="en"><head><meta charset="utf-8"><title>kbench comparison</title>
 <style>body{font:14px system-ui,sans-serif;margin:24px;color:#1e293b}table{border-collapse:collapse;margin:8px 0 20px}
 th,td{border:1px solid #cbd5e1;padding:4px 10px;text-align:right}th:first-child,td:first-child{text-align:left}
-figure{margin:16px 0}figcaption{color:#64748b;font-size:12px}</style></head><body>
+figure{margin:16px 0}figcaption{color:#64748b;font-size:12px}.warning{color:#9a3412;font-weight:600}</style></head><body>
 <h1>kbench comparison of ${runs.length} runs</h1>
 <p>Generated ${escapeHtml(generatedAt)}. Figures cover each run's measured phase (warm-up excluded); MB = 1,048,576 bytes of values.</p>
-<h2>Headline figures</h2>${htmlTable(headline(runs))}
+${concurrentWarnings(runs)
+  .map((w) => `<p class="warning">${escapeHtml(w)}</p>\n`)
+  .join('')}<h2>Headline figures</h2>${htmlTable(headline(runs))}
 <h2>Settings that differ</h2>${differences.length ? htmlTable(diffRows) : '<p>None: every scenario setting is the same.</p>'}
 <h2>Charts</h2>
 ${figures}
@@ -97,6 +109,7 @@ export function compareReportMarkdown(
     '',
     `Generated ${generatedAt}. Figures cover each run's measured phase (warm-up excluded); MB = 1,048,576 bytes of values.`,
     '',
+    ...concurrentWarnings(runs).flatMap((w) => [`> **${w}**`, '']),
     '## Headline figures',
     '',
     mdTable(headline(runs)),

@@ -18,6 +18,10 @@ export interface RecordedRunOptions {
   profiles?: ProfileStore;
   /** A rate ceiling in records/s (the CLI's --max-rate), on top of the profile's maxRate. */
   maxRate?: number;
+  /** The run's id, when the caller named it before (in the run slot); a new one otherwise. */
+  id?: string;
+  /** The other runs going on this machine as it starts (SlotHold.startRun), recorded on both sides. */
+  concurrentWith?: string[];
 }
 
 /**
@@ -101,6 +105,7 @@ class RecordedRun extends EventEmitter implements LiveRun {
       finishedAt: null,
       tags: [],
       notes: '',
+      ...(this.options.concurrentWith?.length ? { concurrentWith: this.options.concurrentWith } : {}),
     };
     await history.createRun(record);
     this.done = this.execute(record);
@@ -116,6 +121,7 @@ class RecordedRun extends EventEmitter implements LiveRun {
     clearInterval(flusher);
     const finishedAt = new Date().toISOString();
     let error = outcome.error;
+    let concurrentWith = record.concurrentWith ?? [];
     try {
       await this.flush();
       await this.options.history.finishRun(this.id, {
@@ -126,6 +132,8 @@ class RecordedRun extends EventEmitter implements LiveRun {
         environment: outcome.environment,
         ...(outcome.faults.length > 0 ? { faults: outcome.faults } : {}),
       });
+      // A run started beside this one after it began recorded itself here too.
+      concurrentWith = await this.options.history.concurrentWith(this.id);
     } catch (err) {
       error = `${error ?? ''}${error ? '; ' : ''}the history could not be updated: ${String(err)}`;
     }
@@ -137,6 +145,7 @@ class RecordedRun extends EventEmitter implements LiveRun {
       error,
       finishedAt,
       ...(outcome.faults.length > 0 ? { faults: outcome.faults } : {}),
+      ...(concurrentWith.length > 0 ? { concurrentWith } : {}),
     };
     this.emit('end', final);
     return final;
@@ -145,7 +154,7 @@ class RecordedRun extends EventEmitter implements LiveRun {
 
 /** Validated scenario in, a live run out; the run is in the history before this resolves. */
 export async function startRecordedRun(scenario: Scenario, options: RecordedRunOptions): Promise<LiveRun> {
-  const run = new RecordedRun(newRunId(), scenario, options);
+  const run = new RecordedRun(options.id ?? newRunId(), scenario, options);
   await run.begin();
   return run;
 }

@@ -567,11 +567,24 @@ export class ScenarioRun extends EventEmitter {
       samples: this.samples,
       faults: this.faults?.events ?? [],
     };
+    const last = this.lastError ? `; last client error: ${this.lastError}` : '';
     if (status === 'completed' && this.scenario.producers.count > 0 && this.meter.producedTotal === 0) {
-      const last = this.lastError ? `; last client error: ${this.lastError}` : '';
       return { ...base, status: 'failed', error: withHint(`no record was acknowledged${last}`) };
     }
+    // A run that measured nothing has no figures to report: it failed, whatever it sent.
+    if (status === 'completed' && summary === null) {
+      return { ...base, status: 'failed', error: withHint(`${this.nothingMeasured()}${last}`) };
+    }
     return { ...base, status, error: status === 'failed' && error !== null ? withHint(error) : error };
+  }
+
+  /** Why a run that ran its course has no measured sample. */
+  private nothingMeasured(): string {
+    const s = this.scenario;
+    if (this.samples.length === 0) return 'no measured sample: the run ended before its first sample';
+    if (s.records !== undefined)
+      return `no measured sample: all ${s.records} records were sent within the ${s.warmup} warm-up (raise records or shorten warmup)`;
+    return `no measured sample: every sample fell in the ${s.warmup} warm-up (the last at ${this.samples.at(-1)?.t} s)`;
   }
 }
 

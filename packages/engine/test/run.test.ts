@@ -76,6 +76,31 @@ describe('ScenarioRun against the bundled broker', () => {
     }
   });
 
+  it('measures acks=0 on kafkajs after warm-up: each sample gets its counts as load goes', async () => {
+    const outcome = await run({
+      driver: 'kafkajs',
+      duration: '4s',
+      warmup: '1s',
+      producers: { count: 1, acks: 0, messageSize: 100 },
+      consumers: { count: 1 },
+    });
+    expect(outcome.status, String(outcome.error)).toBe('completed');
+    const measured = outcome.samples.filter((s) => !s.warmup);
+    expect(measured.length).toBeGreaterThanOrEqual(2);
+    expect(outcome.summary?.produced.recordsPerSec).toBeGreaterThan(0);
+    expect(outcome.summary?.produced.records).toBe(measured.reduce((n, s) => n + s.producedRecords, 0));
+    expect(outcome.summary?.consumed.records).toBeGreaterThan(0);
+  });
+
+  it('a run whose records are all sent during warm-up measured nothing: failed, saying why', async () => {
+    const outcome = await run({ records: 50, warmup: '30s', producers: { count: 1 } });
+    expect(outcome.status).toBe('failed');
+    expect(outcome.summary).toBeNull();
+    expect(outcome.samples.every((s) => s.warmup)).toBe(true);
+    expect(outcome.error).toMatch(/no measured sample/);
+    expect(outcome.error).toMatch(/warm-up/);
+  });
+
   it('preloads a backlog that consumers starting at the earliest offset drain', async () => {
     const outcome = await run({
       duration: '4s',
@@ -249,5 +274,17 @@ describe('startRecordedRun', () => {
     const samples = await history.getSamples(live.id);
     expect(samples.length).toBe(live.samples().length);
     expect(samples[0]?.warmup).toBe(true);
+  });
+
+  it('stores a run that measured nothing as failed, with the reason', async () => {
+    const history = await History.open(path.join(workDir, 'history.duckdb'));
+    const live = await startRecordedRun(parseScenario({ records: 50, warmup: '30s' }), { history, workDir });
+    const record = await live.done;
+    expect(record.status).toBe('failed');
+    const stored = await history.getRun(live.id);
+    expect(stored?.status).toBe('failed');
+    expect(stored?.summary).toBeNull();
+    expect(stored?.error).toMatch(/no measured sample/);
+    expect(stored?.error).toBe(record.error);
   });
 });

@@ -31,6 +31,7 @@ const RUN_HEADER = [
   'error',
   'tags',
   'notes',
+  'concurrent_with',
 ];
 
 /** Broker figures per node, as `node<id>_<figure>` columns; empty where a node was down or did not count it. */
@@ -67,7 +68,10 @@ export function samplesToCsv(samples: Sample[]): string {
   );
 }
 
-/** One row per run with its headline summary figures (empty while running); tags joined with ';'. */
+/**
+ * One row per run with its headline summary figures (empty while running); tags and the runs it went
+ * on at the same time as (concurrent_with) joined with ';'.
+ */
 export function runsToCsv(runs: RunListItem[]): string {
   return toCsv(
     RUN_HEADER,
@@ -99,6 +103,7 @@ export function runsToCsv(runs: RunListItem[]): string {
         r.error,
         r.tags.join(';'),
         r.notes,
+        (r.concurrentWith ?? []).join(';'),
       ];
     }),
   );

@@ -16,6 +16,7 @@ import { AmbiguousRunIdError, HistoryTooNewError, RunNotFoundError } from './err
 import { currentVersion, LATEST_SCHEMA_VERSION, migrate } from './migrations.js';
 import { defaultHistoryPath } from './paths.js';
 import {
+  CONCURRENT_WITH_COLUMN,
   headlineValues,
   type Row,
   RUN_COLUMNS,
@@ -82,14 +83,31 @@ export class History {
     return history;
   }
 
-  /** Stores a new run (normally with status 'running'), owned by this process until it finishes. */
+  /**
+   * Stores a new run (normally with status 'running'), owned by this process until it finishes. Its
+   * `concurrentWith` is recorded on the other runs too.
+   */
   createRun(run: RunRecord): Promise<void> {
     const placeholders = RUN_COLUMNS.map((_, i) => `$${i + 1}`).join(', ');
+    return this.use((connection) =>
+      inTransaction(connection, async () => {
+        await connection.run(
+          `INSERT INTO runs (${RUN_COLUMNS.join(', ')}) VALUES (${placeholders})`,
+          runValues(run, { pid: process.pid, host: hostname() }),
+        );
+        await insertConcurrent(connection, run.id, run.concurrentWith ?? []);
+      }),
+    );
+  }
+
+  /** The runs recorded as going on at the same time as this one, sorted (empty for a run alone). */
+  concurrentWith(runId: string): Promise<string[]> {
     return this.use(async (connection) => {
-      await connection.run(
-        `INSERT INTO runs (${RUN_COLUMNS.join(', ')}) VALUES (${placeholders})`,
-        runValues(run, { pid: process.pid, host: hostname() }),
+      const reader = await connection.runAndReadAll(
+        'SELECT other_id FROM concurrent_runs WHERE run_id = $1 ORDER BY other_id',
+        [runId],
       );
+      return (reader.getRowObjectsJS() as Row[]).map((row) => String(row.other_id));
     });
   }
 
@@ -158,7 +176,7 @@ export class History {
         `(contains(lower(name), ${p}) OR contains(lower(id), ${p}) OR contains(lower(target), ${p}) OR contains(lower(tags), ${p}))`,
       );
     }
-    let sql = `SELECT ${RUN_LIST_COLUMNS.join(', ')} FROM runs`;
+    let sql = `SELECT ${RUN_LIST_COLUMNS.join(', ')}, ${CONCURRENT_WITH_COLUMN} FROM runs`;
     if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
     sql += ' ORDER BY started_at DESC, id DESC';
     if (filter.limit !== undefined) {
@@ -177,7 +195,7 @@ export class History {
    * two runs says so rather than "no run").
    */
   getRun(idOrPrefix: string): Promise<RunRecord | null> {
-    const columns = RUN_COLUMNS.join(', ');
+    const columns = `${RUN_COLUMNS.join(', ')}, ${CONCURRENT_WITH_COLUMN}`;
     return this.use(async (connection) => {
       const exact = await connection.runAndReadAll(`SELECT ${columns} FROM runs WHERE id = $1`, [idOrPrefix]);
       const exactRow = (exact.getRowObjectsJS() as Row[])[0];
@@ -210,11 +228,15 @@ export class History {
     });
   }
 
-  /** Deletes a run and its samples. False if there was no such run. */
+  /**
+   * Deletes a run and its samples. False if there was no such run. The runs it went on with keep
+   * naming it: their figures were still shared.
+   */
   deleteRun(runId: string): Promise<boolean> {
     return this.use((connection) =>
       inTransaction(connection, async () => {
         await connection.run('DELETE FROM samples WHERE run_id = $1', [runId]);
+        await connection.run('DELETE FROM concurrent_runs WHERE run_id = $1', [runId]);
         const result = await connection.run('DELETE FROM runs WHERE id = $1', [runId]);
         return result.rowsChanged > 0;
       }),
@@ -250,6 +272,21 @@ export class History {
 
   private use<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
     return withConnection(this.path, this.session, work);
+  }
+}
+
+/** Both directions of each pair; a pair already stored stays as it is. */
+async function insertConcurrent(
+  connection: DuckDBConnection,
+  runId: string,
+  others: string[],
+): Promise<void> {
+  for (const other of new Set(others)) {
+    if (other === runId) continue;
+    await connection.run(
+      'INSERT OR IGNORE INTO concurrent_runs (run_id, other_id) VALUES ($1, $2), ($2, $1)',
+      [runId, other],
+    );
   }
 }
 

@@ -3,3 +3,14 @@ export { AmbiguousRunIdError, HistoryLockedError, HistoryTooNewError, RunNotFoun
 export { History, type HistoryOptions, MIN_ID_PREFIX, type RunEnd, type RunFilter } from './history.js';
 export { LATEST_SCHEMA_VERSION } from './migrations.js';
 export { defaultHistoryPath, kbenchHome } from './paths.js';
+export {
+  CONCURRENT_RUNS_DIR,
+  describeHolder,
+  RUN_LOCK_FILE,
+  RunSlot,
+  RunSlotBusyError,
+  type SlotClaim,
+  SlotHold,
+  type SlotHolder,
+  type StopResult,
+} from './run-slot.js';

@@ -66,6 +66,19 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE samples ADD COLUMN broker VARCHAR',
     ],
   },
+  {
+    version: 3,
+    description: 'runs that went on at the same time on one machine',
+    statements: [
+      // One row per direction, so each run lists the other; a row may name a run stored later (or
+      // deleted since), so no foreign key.
+      `CREATE TABLE concurrent_runs (
+        run_id VARCHAR NOT NULL,
+        other_id VARCHAR NOT NULL,
+        PRIMARY KEY (run_id, other_id)
+      )`,
+    ],
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

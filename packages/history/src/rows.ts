@@ -45,6 +45,10 @@ export const RUN_LIST_COLUMNS = [
   'notes',
 ] as const;
 
+/** A select-list item for a run row: the other runs it went on with, as text (`a,b`), null for none. */
+export const CONCURRENT_WITH_COLUMN = `(SELECT string_agg(c.other_id, ',' ORDER BY c.other_id)
+  FROM concurrent_runs c WHERE c.run_id = runs.id) AS concurrent_with`;
+
 /**
  * The per-sample figures: each table column and how it is read from a Sample. The samples table and
  * the CSV export both follow this list, so their columns cannot drift apart.
@@ -125,7 +129,14 @@ export function toRunListItem(row: Row): RunListItem {
     finishedAt: textOrNull(row.finished_at),
     tags: JSON.parse(text(row.tags)) as string[],
     notes: text(row.notes),
+    ...concurrentWith(row),
   };
+}
+
+/** `{ concurrentWith }` from the CONCURRENT_WITH_COLUMN of a row, or nothing for a run alone. */
+function concurrentWith(row: Row): { concurrentWith?: string[] } {
+  const ids = textOrNull(row.concurrent_with);
+  return ids === null || ids === '' ? {} : { concurrentWith: ids.split(',') };
 }
 
 export function toRunRecord(row: Row): RunRecord {
@@ -143,6 +154,7 @@ export function toRunRecord(row: Row): RunRecord {
     tags: JSON.parse(text(row.tags)) as string[],
     notes: text(row.notes),
     ...(faults === undefined ? {} : { faults: JSON.parse(faults) as FaultEvent[] }),
+    ...concurrentWith(row),
   };
 }
 

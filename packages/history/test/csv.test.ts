@@ -30,7 +30,16 @@ describe('runsToCsv', () => {
     const lines = csv.split('\r\n');
     expect(lines[0]?.startsWith('id,status,name,target,driver,source,started_at,finished_at')).toBe(true);
     expect(csv).toContain('run-0001,running,"x,y",bundled,native,');
-    expect(csv).toContain(',a;b,"says ""hi"", then\nleaves"\r\n');
+    expect(csv).toContain(',a;b,"says ""hi"", then\nleaves",\r\n');
     expect(csv).toContain(',1000,0.095,');
+  });
+
+  it('names the runs a run went on at the same time as in concurrent_with, joined with ;', () => {
+    const { scenario, environment, ...rest } = makeRun({ concurrentWith: ['aaaa1111', 'bbbb2222'] });
+    const [header, row] = runsToCsv([{ ...rest, name: 'x', target: 'bundled', driver: 'native' }]).split(
+      '\r\n',
+    );
+    expect(header).toMatch(/,notes,concurrent_with$/);
+    expect(row).toMatch(/,aaaa1111;bbbb2222$/);
   });
 });

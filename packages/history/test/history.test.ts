@@ -217,7 +217,9 @@ describe('getRun by prefix', () => {
     const history = await History.open(file);
     await history.createRun(makeRun({ id: 'abcd1234' }));
     await history.createRun(makeRun({ id: 'abce5678' }));
-    await expect(history.getRun('abc')).rejects.toThrow(/abc matches more than one run \(abcd1234, abce5678\)/);
+    await expect(history.getRun('abc')).rejects.toThrow(
+      /abc matches more than one run \(abcd1234, abce5678\)/,
+    );
   });
 
   it('throws a clear error for a prefix that matches several runs', async () => {

@@ -11,5 +11,6 @@ export * from './published.js';
 export * from './quick.js';
 export * from './reproduction.js';
 export * from './run.js';
+export * from './run-text.js';
 export * from './scenario.js';
 export * from './units.js';

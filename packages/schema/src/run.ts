@@ -205,6 +205,17 @@ export interface RunRecord {
   notes: string;
   /** The faults the run executed (absent for runs without a fault timeline). */
   faults?: FaultEvent[];
+  /**
+   * The other runs that were going on this machine while this one ran (started with an override of
+   * the run slot, `--concurrent`), absent for a run that had the machine to itself. Both runs record it.
+   */
+  concurrentWith?: string[];
+}
+
+/** The warning shown wherever the figures of a run that shared the machine appear. */
+export function concurrentWarning(others: readonly string[]): string {
+  const which = others.length === 1 ? `run ${others[0]}` : `runs ${others.join(', ')}`;
+  return `ran at the same time as ${which} on this machine: they shared its cores, memory and disk, so these figures are not those of a run alone`;
 }
 
 /** A row of the run list: enough for a table without loading samples. */

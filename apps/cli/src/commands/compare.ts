@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { compareCharts, compareReportHtml, compareReportMarkdown, runLabel } from '@kbench/charts';
 import type { History } from '@kbench/history';
-import { type RunRecord, scenarioDifferences } from '@kbench/schema';
+import { concurrentWarning, type RunRecord, scenarioDifferences } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { fmtMs, fmtNumber, table } from '../format.js';
 import { writeCharts } from '../images.js';
@@ -113,6 +113,8 @@ export function comparisonText(runs: RunRecord[]): string {
   const header = ['', ...runs.map((r) => r.id)];
   const names = ['scenario', ...runs.map((r) => r.scenario.name)];
   const out = [table([header, names, ...headlineRows(runs)], ['l', ...runs.map(() => 'r' as const)])];
+  for (const run of runs.filter((r) => r.concurrentWith))
+    out.push(`warning: ${run.id} ${concurrentWarning(run.concurrentWith ?? [])}`);
   out.push(
     differences.length === 0
       ? '\nscenario settings: identical'

@@ -6,8 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { type ChartSpec, compareCharts, renderSvg, runCharts } from '@kbench/charts';
 import { captureEnvironment, runnablePlans } from '@kbench/engine';
-import { History } from '@kbench/history';
+import { History, type SlotHold } from '@kbench/history';
 import {
+  concurrentWarning,
   describeQuick,
   type Experiment,
   evaluateRule,
@@ -24,6 +25,7 @@ import {
 } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { fmtMs, fmtNumber } from '../format.js';
+import { withRunSlot } from '../run-slot.js';
 import { UsageError } from '../usage.js';
 import { interrupted, loadScenario, runPlans } from './run.js';
 
@@ -43,6 +45,7 @@ export async function reproduceCommand(argv: string[]): Promise<number> {
     all: { type: 'boolean' },
     quick: { type: 'boolean' },
     out: { type: 'string' },
+    concurrent: { type: 'boolean' },
   });
   if (values.all ? positionals.length > 0 : positionals.length !== 1) {
     throw new UsageError('kbench reproduce: give one folder of scenarios/ (e.g. kreps-2014), or --all');
@@ -60,21 +63,25 @@ export async function reproduceCommand(argv: string[]): Promise<number> {
   );
   const published = await Promise.all(folders.map(readPublished));
   let failed = false;
-  for (const [i, folder] of folders.entries()) {
-    const results: ExperimentResult[] = [];
-    for (const experiment of (published[i] as Published).experiments) {
-      const result = await runExperiment(folder, experiment, quick);
-      failed ||= result.runs.some((r) => r.record.status === 'failed');
-      results.push(result);
+  // The whole reproduction holds the run slot: no other run slips in between two of its runs.
+  const name = `${folders.map((f) => path.basename(f)).join(', ')}${quick ? ' (quick)' : ''}`;
+  await withRunSlot({ command: 'kbench reproduce', name }, Boolean(values.concurrent), async (slot) => {
+    for (const [i, folder] of folders.entries()) {
+      const results: ExperimentResult[] = [];
+      for (const experiment of (published[i] as Published).experiments) {
+        const result = await runExperiment(folder, experiment, quick, slot);
+        failed ||= result.runs.some((r) => r.record.status === 'failed');
+        results.push(result);
+      }
+      // A stopped full reproduction must not replace a committed full report with a partial one.
+      const dir =
+        interrupted() && !quick && values.out === undefined
+          ? await mkdtemp(path.join(os.tmpdir(), 'kbench-reproduce-'))
+          : outDir;
+      const file = await writeReport(dir, folder, published[i] as Published, results, quick);
+      process.stdout.write(`report: ${file}\n`);
     }
-    // A stopped full reproduction must not replace a committed full report with a partial one.
-    const dir =
-      interrupted() && !quick && values.out === undefined
-        ? await mkdtemp(path.join(os.tmpdir(), 'kbench-reproduce-'))
-        : outDir;
-    const file = await writeReport(dir, folder, published[i] as Published, results, quick);
-    process.stdout.write(`report: ${file}\n`);
-  }
+  });
   if (interrupted()) {
     process.stderr.write('stopped: the report lists the experiments that did not run\n');
     return 130;
@@ -122,6 +129,7 @@ async function runExperiment(
   folder: string,
   experiment: Experiment,
   quick: boolean,
+  slot: SlotHold,
 ): Promise<ExperimentResult> {
   const file = path.join(folder, experiment.scenario);
   const scenario = await loadScenario(file, { quick });
@@ -138,6 +146,7 @@ async function runExperiment(
     runnable.map((r) => r.plan),
     source,
     false,
+    { slot },
   );
   const history = await History.open();
   const runs = await Promise.all(
@@ -250,7 +259,9 @@ async function writeReport(
           ['ours', 'status', ...experiment.figures.map(metricLabel)],
           ...result.runs.map((r) => [
             `${knob ? `${knob}=${r.measured.sweepValue}` : 'run'} (${r.record.id})`,
-            r.record.status + (r.record.error ? `: ${r.record.error}` : ''),
+            r.record.status +
+              (r.record.error ? `: ${r.record.error}` : '') +
+              (r.record.concurrentWith ? `; ${concurrentWarning(r.record.concurrentWith)}` : ''),
             ...experiment.figures.map((m) => figure(m, metricValue(r.record.summary, m))),
           ]),
         ]),

@@ -1,9 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { assertSupported, planRun, type RunPlan, startRecordedRun } from '@kbench/engine';
-import { History } from '@kbench/history';
+import {
+  assertSupported,
+  type LiveRun,
+  newRunId,
+  planRun,
+  type RunPlan,
+  startRecordedRun,
+} from '@kbench/engine';
+import { History, type SlotHold } from '@kbench/history';
 import {
   applySet,
+  concurrentWarning,
   expandSweep,
   parseScenario,
   quickVersion,
@@ -14,8 +22,9 @@ import {
   setKnob,
 } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
-import { fmtNumber, runHeader, summaryText, table } from '../format.js';
+import { faultsText, fmtNumber, runHeader, summaryText, table } from '../format.js';
 import { ProgressLine } from '../progress.js';
+import { withRunSlot } from '../run-slot.js';
 import { UsageError } from '../usage.js';
 import { comparisonText } from './compare.js';
 
@@ -57,6 +66,7 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     'keep-topics': { type: 'boolean' },
     'dry-run': { type: 'boolean' },
     'max-rate': { type: 'string' },
+    concurrent: { type: 'boolean' },
   });
   if (positionals.length !== 1) {
     throw new UsageError(
@@ -79,6 +89,7 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     });
   const source = path.relative(process.cwd(), path.resolve(file));
   const options = maxRate === undefined ? {} : { maxRate };
+  const concurrent = Boolean(values.concurrent);
 
   if (targets.length > 1) {
     // Compare targets: the one scenario on each target in turn, then side by side.
@@ -91,7 +102,11 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     // Every target is checked before the first run starts, so a typo does not waste a run.
     for (const scenario of scenarios) assertSupported(scenario, options);
     if (values['dry-run']) return dryRun(scenarios, json, maxRate);
-    const results = await runPlans(scenarios, source, json, options);
+    const results = await withRunSlot(
+      { command: `kbench ${command}`, name: scenarios[0]?.name ?? file },
+      concurrent,
+      (slot) => runPlans(scenarios, source, json, { ...options, slot }),
+    );
     if (!json && results.length > 1) process.stdout.write(`\n${targetComparisonText(results)}\n`);
     return report(results, json);
   }
@@ -102,7 +117,13 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
   }
   const plans = expandSweep(scenario);
   if (values['dry-run']) return dryRun(plans, json, maxRate);
-  return report(await runPlans(plans, source, json, options), json);
+  // A sweep ends at a run that does not complete: the points after it would measure a broken setup.
+  const results = await withRunSlot(
+    { command: `kbench ${command}`, name: scenario.name },
+    concurrent,
+    (slot) => runPlans(plans, source, json, { ...options, slot, endOnFailure: plans.length > 1 }),
+  );
+  return report(results, json, plans.length > 1);
 }
 
 function maxRateOption(command: string, value: string | undefined): number | undefined {
@@ -217,8 +238,8 @@ function dryRun(scenarios: Scenario[], json: boolean, maxRate: number | undefine
 }
 
 /** Prints the stored runs as JSON (one object, or a list for a sweep); exit 1 if any failed. */
-function report(results: RunRecord[], json: boolean): number {
-  if (json) process.stdout.write(`${JSON.stringify(results.length === 1 ? results[0] : results, null, 2)}\n`);
+function report(results: RunRecord[], json: boolean, series = results.length > 1): number {
+  if (json) process.stdout.write(`${JSON.stringify(series ? results : results[0], null, 2)}\n`);
   return results.some((r) => r.status === 'failed') ? 1 : 0;
 }
 
@@ -230,50 +251,82 @@ export function interrupted(): boolean {
   return interruptedBySignal;
 }
 
-/** Runs resolved scenarios one after another with a progress line each; Ctrl-C stops cleanly. */
+/**
+ * Runs resolved scenarios one after another with a progress line each, each named in the run slot
+ * the caller holds; Ctrl-C (or SIGINT from the workbench's Stop) stops cleanly. With `endOnFailure`,
+ * the series ends at the first run that does not complete.
+ */
 export async function runPlans(
   plans: Scenario[],
   source: string | null,
   json: boolean,
-  options: { maxRate?: number } = {},
+  { endOnFailure = false, slot, ...options }: { maxRate?: number; endOnFailure?: boolean; slot: SlotHold },
 ): Promise<RunRecord[]> {
   const history = await History.open();
   const results: RunRecord[] = [];
-  for (const [i, plan] of plans.entries()) {
-    if (interruptedBySignal) break;
-    if (plans.length > 1)
-      process.stderr.write(
-        `\n${plan.sweep === undefined && plans.every((p) => p.name === plan.name) ? 'target' : 'sweep'} ${i + 1}/${plans.length}: ${plan.name} -> ${plan.target}\n`,
-      );
-    const run = await startRecordedRun(plan, { history, source, ...options });
-    process.stderr.write(`run ${run.id}: ${plan.name} -> ${plan.target} (history: ${history.path})\n`);
-    const progress = new ProgressLine();
-    run.on('sample', (s) => progress.sample(s));
-    run.on('progress', (p) => progress.update(p));
-    run.on('log', ({ level, message }: { level: string; message: string }) => {
-      if (level === 'info' || process.env.KBENCH_DEBUG) progress.note(message);
-    });
-    const onSignal = () => {
-      if (interruptedBySignal) process.exit(130);
-      interruptedBySignal = true;
-      process.stderr.write('\nstopping (Ctrl-C again to quit at once)...\n');
-      run.stop();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    const record = await run.done;
+  // Installed before the slot names a run, so a signal sent to the pid it names always stops cleanly.
+  let current: LiveRun | null = null;
+  const onSignal = () => {
+    if (interruptedBySignal) process.exit(130);
+    interruptedBySignal = true;
+    process.stderr.write('\nstopping (Ctrl-C again to quit at once)...\n');
+    current?.stop();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    for (const [i, plan] of plans.entries()) {
+      if (interruptedBySignal) break;
+      if (plans.length > 1)
+        process.stderr.write(
+          `\n${plan.sweep === undefined && plans.every((p) => p.name === plan.name) ? 'target' : 'sweep'} ${i + 1}/${plans.length}: ${plan.name} -> ${plan.target}\n`,
+        );
+      const id = newRunId();
+      const others = slot.startRun(id, plan.name);
+      let run: LiveRun;
+      try {
+        run = await startRecordedRun(plan, { history, source, id, concurrentWith: others, ...options });
+      } catch (err) {
+        slot.endRun();
+        throw err;
+      }
+      current = run;
+      if (interruptedBySignal) run.stop();
+      process.stderr.write(`run ${run.id}: ${plan.name} -> ${plan.target} (history: ${history.path})\n`);
+      if (others.length > 0) process.stderr.write(`warning: this run ${concurrentWarning(others)}\n`);
+      const progress = new ProgressLine();
+      run.on('sample', (s) => progress.sample(s));
+      run.on('progress', (p) => progress.update(p));
+      run.on('log', ({ level, message }: { level: string; message: string }) => {
+        if (level === 'info' || process.env.KBENCH_DEBUG) progress.note(message);
+      });
+      const record = await run.done;
+      current = null;
+      slot.endRun();
+      progress.end();
+      results.push(record);
+      if (!json)
+        process.stdout.write(
+          `\n${runHeader(record)}\n\n${summaryText(record.summary)}${faultsText(record.faults)}\n`,
+        );
+      if (endOnFailure && record.status !== 'completed' && i + 1 < plans.length) {
+        process.stderr.write(`\nthe sweep ended at run ${i + 1} of ${plans.length} (${record.status})\n`);
+        break;
+      }
+    }
+  } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    progress.end();
-    results.push(record);
-    if (!json) process.stdout.write(`\n${runHeader(record)}\n\n${summaryText(record.summary)}\n`);
   }
   return results;
 }
 
 /** `kbench rerun <id>`: the stored, fully resolved scenario of a run, run again exactly. */
 export async function rerunCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs('rerun', argv, { json: { type: 'boolean' } });
+  const { values, positionals } = parseCommandArgs('rerun', argv, {
+    json: { type: 'boolean' },
+    concurrent: { type: 'boolean' },
+  });
   if (positionals.length !== 1) throw new UsageError('kbench rerun: give one run id (see kbench list)');
   const history = await History.open();
   const id = positionals[0] as string;
@@ -282,5 +335,11 @@ export async function rerunCommand(argv: string[]): Promise<number> {
   // Re-validated, so a scenario stored by an older version gets today's checks.
   const scenario = parseScenario(original.scenario, `run ${original.id}`);
   process.stderr.write(`rerunning ${original.id} (${original.scenario.name})\n`);
-  return report(await runPlans([scenario], original.source, Boolean(values.json)), Boolean(values.json));
+  const json = Boolean(values.json);
+  const results = await withRunSlot(
+    { command: 'kbench rerun', name: scenario.name },
+    Boolean(values.concurrent),
+    (slot) => runPlans([scenario], original.source, json, { slot }),
+  );
+  return report(results, json);
 }

@@ -1,7 +1,7 @@
 import { History } from '@kbench/history';
 import { scenarioToYaml } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
-import { runHeader, summaryText } from '../format.js';
+import { faultsText, runHeader, summaryText } from '../format.js';
 import { UsageError } from '../usage.js';
 
 export async function showCommand(argv: string[]): Promise<number> {
@@ -15,7 +15,9 @@ export async function showCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
   } else {
     const scenario = scenarioToYaml(run.scenario).trimEnd().replace(/^/gm, '  ');
-    process.stdout.write(`${runHeader(run)}\n\n${summaryText(run.summary)}\n\nscenario:\n${scenario}\n`);
+    process.stdout.write(
+      `${runHeader(run)}\n\n${summaryText(run.summary)}${faultsText(run.faults)}\n\nscenario:\n${scenario}\n`,
+    );
   }
   return 0;
 }

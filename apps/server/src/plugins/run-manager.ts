@@ -1,7 +1,15 @@
 // Keeps the runs this process started and hands their live events to whoever listens.
+import { dirname } from 'node:path';
 import type { LiveRun, Progress } from '@kbench/engine';
 import type { ProfileStore } from '@kbench/engine/profiles';
-import type { History } from '@kbench/history';
+import {
+  describeHolder,
+  type History,
+  RunSlot,
+  RunSlotBusyError,
+  type SlotHold,
+  type StopResult,
+} from '@kbench/history';
 import type { RunRecord, Sample, Scenario } from '@kbench/schema';
 import fp from 'fastify-plugin';
 import { HttpError } from '../http-error.js';
@@ -34,62 +42,117 @@ export interface Sweep extends Series {
   knob: string;
 }
 
+/** What a 409 for a busy run slot suggests, after naming the run that holds it. */
+export const OVERRIDE_HINT =
+  'wait for it, stop it, or pass concurrent: true (Run alongside, in the workbench) to run anyway';
+
+/** Who runs a run and whether this server can stop it (GET /api/runs/:id/owner). */
+export interface RunOwner {
+  id: string;
+  /** The process running it, as the run slot names it; null when no process on this machine does. */
+  owner: string | null;
+  /** True when this server's Stop reaches it (its own run, or a CLI run it can signal). */
+  stoppable: boolean;
+  /** Why it cannot be stopped from here, or null. */
+  reason: string | null;
+}
+
 export class RunManager {
   private readonly live = new Map<string, LiveRun>();
   private readonly sweeps = new Map<string, Sweep>();
-  /** Set while a start is under way, so two quick clicks cannot start two runs. */
-  private starting = false;
-  /** The series under way, which holds the run slot between its runs too. */
-  private activeSeries: Series | null = null;
+  /** The slot hold of each run started alone here, by run id. */
+  private readonly holds = new Map<string, SlotHold>();
+  /** The series under way, each holding the run slot between its runs too. */
+  private readonly seriesHolds = new Map<Series, SlotHold>();
   /** Set once the server is closing: a series must not start its next run then. */
   private closing = false;
+  /** One run at a time on this machine: shared with the CLI through KBENCH_HOME, beside the history. */
+  readonly slot: RunSlot;
 
   constructor(
     private readonly history: History,
     private readonly profiles: ProfileStore,
-  ) {}
+  ) {
+    this.slot = new RunSlot(dirname(history.path));
+  }
 
-  /** Starts a run; one at a time, because two benchmarks on one machine measure each other. */
+  /**
+   * Takes the run slot (a 409 naming the run that holds it when busy), or with `concurrent` runs
+   * beside it. Taken synchronously, so two quick clicks cannot both get it.
+   */
+  private take(name: string, concurrent: boolean): SlotHold {
+    if (this.closing) throw new HttpError(409, 'the server is shutting down');
+    try {
+      // The server's runs are stopped through its own API: a SIGINT would close the whole workbench.
+      return this.slot.take({ name, command: 'kbench serve', stopsOnSigint: false }, { concurrent });
+    } catch (err) {
+      if (err instanceof RunSlotBusyError) throw new HttpError(409, `${err.message}; ${OVERRIDE_HINT}`);
+      throw err;
+    }
+  }
+
+  /**
+   * Starts a run; one at a time on this machine, because two benchmarks on one machine measure each
+   * other. With `concurrent` it runs beside whatever is going, and the runs record each other.
+   */
   async start(
     scenario: Scenario,
     source: string | null,
-    opts: { tags?: string[]; series?: Series } = {},
+    opts: { tags?: string[]; series?: Series; concurrent?: boolean } = {},
   ): Promise<LiveRun> {
     if (this.closing) throw new HttpError(409, 'the server is shutting down');
-    const running = this.current();
-    const seriesBusy = this.activeSeries !== null && this.activeSeries !== opts.series;
-    if (running || this.starting || seriesBusy) {
-      const which = running ? ` (${running.id})` : seriesBusy ? ' (a reproduction, between two runs)' : '';
-      throw new HttpError(409, `a run is already in progress${which}; stop it or wait for it to end`);
-    }
-    this.starting = true;
+    const seriesHold = opts.series ? this.seriesHolds.get(opts.series) : undefined;
+    const hold = seriesHold ?? this.take(scenario.name, opts.concurrent ?? false);
+    // A series keeps the slot after each run; a run alone gives it back.
+    const free = () => (seriesHold ? hold.endRun() : hold.release());
+    let run: LiveRun;
     try {
       // Loaded on first use: the engine brings the native broker, which browsing the history does not need.
-      const { startRecordedRun } = await import('@kbench/engine');
-      const run = await startRecordedRun(scenario, {
+      const { newRunId, startRecordedRun } = await import('@kbench/engine');
+      const id = newRunId();
+      const others = hold.startRun(id, scenario.name);
+      run = await startRecordedRun(scenario, {
         history: this.history,
         source,
         profiles: this.profiles,
+        id,
+        concurrentWith: others,
       });
-      this.live.set(run.id, run);
-      void run.done.finally(() => this.live.delete(run.id));
-      // The engine stores a run untagged; the tags follow at once, before anyone is told its id.
-      if (opts.tags && opts.tags.length > 0) await this.history.setTags(run.id, opts.tags);
-      return run;
-    } finally {
-      this.starting = false;
+    } catch (err) {
+      free();
+      throw err;
     }
+    this.live.set(run.id, run);
+    if (!seriesHold) this.holds.set(run.id, hold);
+    void run.done.finally(() => {
+      this.live.delete(run.id);
+      this.holds.delete(run.id);
+      free();
+    });
+    // The engine stores a run untagged; the tags follow at once, before anyone is told its id.
+    if (opts.tags && opts.tags.length > 0) await this.history.setTags(run.id, opts.tags);
+    return run;
   }
 
   /**
    * Runs a sweep's plans as a series that ends at the first run that fails or is stopped (the points
    * after it would measure a broken setup). Resolves with the first run.
    */
-  async startSweep(knob: string, plans: Scenario[], source: string | null): Promise<LiveRun> {
+  async startSweep(
+    knob: string,
+    plans: Scenario[],
+    source: string | null,
+    opts: { concurrent?: boolean } = {},
+  ): Promise<LiveRun> {
     const sweep: Sweep = { knob, total: plans.length, ids: [], finished: false, error: null };
     const { first } = await this.startSeries(
       plans.map((scenario) => ({ scenario, source })),
-      { series: sweep, endOnFailure: true, onRun: (id) => this.sweeps.set(id, sweep) },
+      {
+        series: sweep,
+        endOnFailure: true,
+        onRun: (id) => this.sweeps.set(id, sweep),
+        ...(opts.concurrent ? { concurrent: true } : {}),
+      },
     );
     return first;
   }
@@ -102,17 +165,33 @@ export class RunManager {
    */
   async startSeries(
     items: SeriesItem[],
-    opts: { series?: Series; endOnFailure?: boolean; onRun?: (id: string) => void } = {},
+    opts: {
+      series?: Series;
+      endOnFailure?: boolean;
+      onRun?: (id: string) => void;
+      concurrent?: boolean;
+    } = {},
   ): Promise<{ first: LiveRun; series: Series }> {
     const series: Series = opts.series ?? { total: items.length, ids: [], finished: false, error: null };
+    const hold = this.take((items[0] as SeriesItem).scenario.name, opts.concurrent ?? false);
+    this.seriesHolds.set(series, hold);
+    const release = () => {
+      this.seriesHolds.delete(series);
+      hold.release();
+    };
     const startItem = (item: SeriesItem) =>
       this.start(item.scenario, item.source, { series, ...(item.tags ? { tags: item.tags } : {}) });
-    const first = await startItem(items[0] as SeriesItem);
-    this.activeSeries = series;
+    let first: LiveRun;
+    try {
+      first = await startItem(items[0] as SeriesItem);
+    } catch (err) {
+      release();
+      throw err;
+    }
     const end = (error: string | null = null) => {
       series.finished = true;
       series.error = error;
-      if (this.activeSeries === series) this.activeSeries = null;
+      release();
     };
     const follow = async (run: LiveRun, index: number): Promise<void> => {
       series.ids.push(run.id);
@@ -141,8 +220,31 @@ export class RunManager {
     return this.live.get(id);
   }
 
-  current(): LiveRun | undefined {
-    return this.live.values().next().value;
+  /** Who runs a run: this server, another kbench process the run slot names, or nobody here. */
+  owner(id: string, status: string): RunOwner {
+    const here = this.holds.get(id) ?? [...this.seriesHolds.values()].find((h) => h.current.runId === id);
+    if (this.live.has(id))
+      return {
+        id,
+        owner: here ? describeHolder(here.current) : 'this workbench',
+        stoppable: true,
+        reason: null,
+      };
+    const holder = this.slot.holderOf(id);
+    if (!holder) {
+      const reason =
+        status === 'running'
+          ? 'no kbench process on this machine holds the run slot for it'
+          : `it has ended (status ${status})`;
+      return { id, owner: null, stoppable: false, reason };
+    }
+    const reason = this.slot.cannotSignal(holder);
+    return { id, owner: describeHolder(holder), stoppable: reason === null, reason };
+  }
+
+  /** Stops a run another process owns (a CLI run), as Ctrl-C would, through the run slot. */
+  stopElsewhere(id: string): StopResult {
+    return this.slot.stop(id);
   }
 
   /** Sends a live run's events to a listener until it ends; returns the function that detaches it. */
@@ -173,6 +275,8 @@ export class RunManager {
     const runs = [...this.live.values()];
     for (const run of runs) run.stop();
     await Promise.all(runs.map((run) => run.done));
+    for (const hold of this.seriesHolds.values()) hold.release();
+    this.seriesHolds.clear();
   }
 }
 

@@ -265,7 +265,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post<{ Body: { folder: string; quick?: boolean } }>(
+  app.post<{ Body: { folder: string; quick?: boolean; concurrent?: boolean } }>(
     '/api/reproductions',
     {
       schema: {
@@ -273,7 +273,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
           type: 'object',
           required: ['folder'],
           additionalProperties: false,
-          properties: { folder: folderField, quick: { type: 'boolean' } },
+          properties: { folder: folderField, quick: { type: 'boolean' }, concurrent: { type: 'boolean' } },
         },
         response: {
           201: {
@@ -302,12 +302,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const quick = request.body.quick ?? false;
       const [wu, published] = await writeUp(request.body.folder, 400);
-      const running = app.runs.current();
-      if (running)
-        throw new HttpError(
-          409,
-          `a run is already in progress (${running.id}); stop it or wait for it to end`,
-        );
+      // A busy run slot (a run here or in another kbench process) is a 409 from startSeries.
       const planned = await plan(wu, published, quick);
       const skipped = planned.flatMap((p) =>
         p.notRun.map((reason) => ({ scenario: p.experiment.scenario, reason })),
@@ -325,7 +320,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
         );
       let result: Awaited<ReturnType<typeof app.runs.startSeries>>;
       try {
-        result = await app.runs.startSeries(items);
+        result = await app.runs.startSeries(items, request.body.concurrent ? { concurrent: true } : {});
       } catch (err) {
         if (err instanceof ScenarioError) throw invalidScenario(err.issues);
         throw err;

@@ -19,6 +19,8 @@ interface StartRunBody {
   yaml?: string;
   path?: string;
   set?: string[];
+  /** Run even while another run is going on this machine; both record concurrentWith. */
+  concurrent?: boolean;
 }
 
 interface RunQuery {
@@ -75,6 +77,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
             yaml: { type: 'string', maxLength: 1_000_000 },
             path: { type: 'string', minLength: 1, maxLength: 1000 },
             set: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 10_000 } },
+            concurrent: { type: 'boolean' },
           },
         },
         response: {
@@ -96,11 +99,12 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
         ),
       );
       if (issues.length > 0) throw invalidScenario(issues);
+      const concurrent = request.body.concurrent === true ? { concurrent: true } : {};
       let run: Awaited<ReturnType<typeof app.runs.start>>;
       try {
         run = scenario.sweep
-          ? await app.runs.startSweep(scenario.sweep.knob, plans, source)
-          : await app.runs.start(scenario, source);
+          ? await app.runs.startSweep(scenario.sweep.knob, plans, source, concurrent)
+          : await app.runs.start(scenario, source, concurrent);
       } catch (err) {
         if (err instanceof ScenarioError) throw invalidScenario(err.issues);
         throw err;
@@ -269,9 +273,43 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const record = await findRun(request.params.id);
       const run = app.runs.get(record.id);
-      if (!run) throw new HttpError(409, `run ${record.id} is not running (status ${record.status})`);
-      run.stop();
-      return reply.code(202).send({ id: run.id });
+      if (run) {
+        run.stop();
+        return reply.code(202).send({ id: run.id });
+      }
+      if (record.status !== 'running')
+        throw new HttpError(409, `run ${record.id} is not running (status ${record.status})`);
+      // Another kbench process runs it (the CLI): SIGINT to the pid the run slot names, as Ctrl-C.
+      const result = app.runs.stopElsewhere(record.id);
+      if (!result.stopped)
+        throw new HttpError(409, `run ${record.id} cannot be stopped from here: ${result.reason}`);
+      return reply.code(202).send({ id: record.id });
+    },
+  );
+
+  app.get<IdParams>(
+    '/api/runs/:id/owner',
+    {
+      schema: {
+        params: runIdParams,
+        response: {
+          200: {
+            type: 'object',
+            required: ['id', 'owner', 'stoppable', 'reason'],
+            properties: {
+              id: { type: 'string' },
+              owner: { type: ['string', 'null'] },
+              stoppable: { type: 'boolean' },
+              reason: { type: ['string', 'null'] },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const record = await findRun(request.params.id);
+      return app.runs.owner(record.id, record.status);
     },
   );
 }

@@ -1,12 +1,16 @@
-// The headline numbers of a run: throughput and the latency percentiles people quote.
-import type { LatencySummary, RunSummary } from '@kbench/schema';
+// The headline numbers of a run, as the CLI prints them: throughput, bytes on the wire, the latency
+// percentiles people quote, and how hard the load generator worked.
+import { type ClientLoad, clientPaceWarning, type LatencySummary, type RunSummary } from '@kbench/schema';
 import { formatCount, formatMBPerSec, formatMs, formatRecordsPerSec } from '../format';
 
 const PERCENTILES: [keyof LatencySummary, string][] = [
   ['p50', 'p50'],
+  ['p95', 'p95'],
   ['p99', 'p99'],
   ['p999', 'p99.9'],
+  ['p9999', 'p99.99'],
   ['max', 'max'],
+  ['worst10Mean', 'worst 10% mean'],
 ];
 
 function LatencyRow({
@@ -22,11 +26,46 @@ function LatencyRow({
     <tr data-testid={testId}>
       <th scope="row">{label}</th>
       {PERCENTILES.map(([key]) => (
-        <td key={key} className="num">
+        <td key={key} className="num" data-testid={`${testId}-${key}`}>
           {formatMs(latency?.[key])}
         </td>
       ))}
     </tr>
+  );
+}
+
+/** Cores the kbench process used and how busy its busiest load threads were, with the CLI's warning. */
+function LoadGenerator({ client }: { client: ClientLoad }) {
+  const busy = (v: number | null) => (v === null ? '–' : `${Math.round(v * 100)}% busy`);
+  const warning = clientPaceWarning(client);
+  return (
+    <div className="summary-wide" data-testid="summary-client">
+      <table className="table compact kv">
+        <caption>Load generator (measured phase)</caption>
+        <tbody>
+          <tr>
+            <th scope="row">CPU</th>
+            <td data-testid="summary-client-cores">
+              {client.cpuCores.toFixed(2)} cores (kbench process
+              {client.includesBroker ? ' incl. the bundled broker' : ''})
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Producer thread</th>
+            <td data-testid="summary-client-producer">{busy(client.producerBusy)}</td>
+          </tr>
+          <tr>
+            <th scope="row">Consumer thread</th>
+            <td data-testid="summary-client-consumer">{busy(client.consumerBusy)}</td>
+          </tr>
+        </tbody>
+      </table>
+      {warning && (
+        <div className="warning-note" role="note" data-testid="client-pace-warning">
+          Warning: {warning}
+        </div>
+      )}
+    </div>
   );
 }
 
@@ -41,6 +80,7 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
             <th className="num">records</th>
             <th className="num">rate</th>
             <th className="num">value bytes</th>
+            <th className="num">on the wire</th>
           </tr>
         </thead>
         <tbody>
@@ -51,12 +91,16 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
               {formatRecordsPerSec(summary.produced.recordsPerSec)}
             </td>
             <td className="num">{formatMBPerSec(summary.produced.mbPerSec)}</td>
+            <td className="num" data-testid="summary-produced-wire">
+              {formatMBPerSec(summary.produced.wireMbPerSec)}
+            </td>
           </tr>
           <tr data-testid="summary-consumed">
             <th scope="row">Consumed</th>
             <td className="num">{formatCount(summary.consumed.records)}</td>
             <td className="num">{formatRecordsPerSec(summary.consumed.recordsPerSec)}</td>
             <td className="num">{formatMBPerSec(summary.consumed.mbPerSec)}</td>
+            <td className="num">–</td>
           </tr>
         </tbody>
       </table>
@@ -85,6 +129,7 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
           />
         </tbody>
       </table>
+      {summary.client && <LoadGenerator client={summary.client} />}
     </div>
   );
 }

@@ -1,12 +1,44 @@
 // Small shared pieces: status badge, headline figure, progress bar, empty and error states.
+import { concurrentWarning } from '@kbench/schema';
 import type { ReactNode } from 'react';
 import type { ApiError, Progress, RunStatus } from '../api';
 import { formatElapsed } from '../format';
+import { href } from '../router';
 
 export function StatusBadge({ status }: { status: RunStatus }) {
   return (
     <span className={`badge badge-${status}`} data-testid="run-status">
       {status}
+    </span>
+  );
+}
+
+/** The warning for a run that shared the machine with others, each named with a link to it. */
+export function ConcurrentWarning({ id, others }: { id?: string; others: string[] }) {
+  return (
+    <div className="concurrent-warning" role="note" data-testid="concurrent-warning">
+      <strong>⚠ {id ? `Run ${id}` : 'This run'}</strong> {concurrentWarning(others)}. Ran with:{' '}
+      {others.map((other, i) => (
+        <span key={other}>
+          {i > 0 ? ', ' : ''}
+          <a href={href.run(other)}>
+            <code>{other}</code>
+          </a>
+        </span>
+      ))}
+    </div>
+  );
+}
+
+/** The mark of such a run in a list. */
+export function ConcurrentMark({ others }: { others: string[] }) {
+  return (
+    <span
+      className="badge badge-concurrent"
+      title={`This run ${concurrentWarning(others)}`}
+      data-testid="concurrent-mark"
+    >
+      concurrent
     </span>
   );
 }

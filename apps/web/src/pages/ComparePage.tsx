@@ -3,7 +3,7 @@ import { compareCharts, runLabel } from '@kbench/charts';
 import { scenarioDifferences } from '@kbench/schema';
 import { useEffect, useMemo, useState } from 'react';
 import { api, type RunRecord, type Sample } from '../api';
-import { ErrorNote, Panel, StatusBadge } from '../components/bits';
+import { ConcurrentMark, ConcurrentWarning, ErrorNote, Panel, StatusBadge } from '../components/bits';
 import { ChartGrid } from '../components/RunCharts';
 import { formatMBPerSec, formatMs, formatRecordsPerSec } from '../format';
 import { href } from '../router';
@@ -76,6 +76,9 @@ export function ComparePage({ ids }: { ids: string[] }) {
           ⬇ HTML report
         </a>
       </div>
+      {runs.map((r) =>
+        r.concurrentWith ? <ConcurrentWarning key={r.id} id={r.id} others={r.concurrentWith} /> : null,
+      )}
       <Panel title="Headline figures (measured phase)" testId="compare-table">
         <table className="table">
           <thead>
@@ -86,6 +89,7 @@ export function ComparePage({ ids }: { ids: string[] }) {
                   <a href={href.run(r.id)}>{r.scenario.name}</a>
                   <div className="id">{r.id}</div>
                   <StatusBadge status={r.status} />
+                  {r.concurrentWith && <ConcurrentMark others={r.concurrentWith} />}
                 </th>
               ))}
             </tr>

@@ -329,6 +329,8 @@ export function ComposerPage({ from }: { from: string | null }) {
   const [yamlText, setYamlText] = useState(() => scenarioToYaml(STARTER));
   const [yamlError, setYamlError] = useState<string | null>(null);
   const [advanced, setAdvanced] = useState(false);
+  /** Run even while another run is going (the API's concurrent: true). */
+  const [alongside, setAlongside] = useState(false);
   const [fileName, setFileName] = useState(
     from ? (from.split('/').pop() ?? '').replace(/\.(ya?ml|json)$/, '') : 'my-scenario',
   );
@@ -404,7 +406,7 @@ export function ComposerPage({ from }: { from: string | null }) {
   const launch = async () => {
     setError(null);
     try {
-      const { id } = await api.startRun({ scenario: raw });
+      const { id } = await api.startRun({ scenario: raw, ...(alongside ? { concurrent: true } : {}) });
       navigate(href.live(id));
     } catch (err) {
       if (err instanceof ApiError && err.issues.length) setServerIssues(err.issues);
@@ -418,6 +420,7 @@ export function ComposerPage({ from }: { from: string | null }) {
     try {
       const { id } = await api.startRun({
         scenario: { ...raw, sweep: { knob: 'target', values: compared } },
+        ...(alongside ? { concurrent: true } : {}),
       });
       navigate(href.live(id));
     } catch (err) {
@@ -448,6 +451,18 @@ export function ComposerPage({ from }: { from: string | null }) {
           <label className="inline">
             <input type="checkbox" checked={advanced} onChange={(e) => setAdvanced(e.target.checked)} /> all
             knobs
+          </label>
+          <label
+            className="inline"
+            title="Run even while another run is going on this machine; both runs are marked, since neither measures a run alone"
+          >
+            <input
+              type="checkbox"
+              checked={alongside}
+              onChange={(e) => setAlongside(e.target.checked)}
+              data-testid="composer-concurrent"
+            />{' '}
+            alongside a running run
           </label>
           <button
             type="button"

@@ -2,7 +2,7 @@
 import { RUN_STATUSES } from '@kbench/schema';
 import { useEffect, useMemo, useState } from 'react';
 import { api, type RunListItem, type RunStatus } from '../api';
-import { Empty, ErrorNote, StatusBadge } from '../components/bits';
+import { ConcurrentMark, Empty, ErrorNote, StatusBadge } from '../components/bits';
 import { formatDateTime, formatMBPerSec, formatMs, formatRecordsPerSec } from '../format';
 import { href, navigate } from '../router';
 
@@ -158,8 +158,9 @@ export function HistoryPage() {
                   <td>{run.target}</td>
                   <td>{run.driver}</td>
                   <td className="nowrap">{formatDateTime(run.startedAt)}</td>
-                  <td>
+                  <td className="nowrap">
                     <StatusBadge status={run.status} />
+                    {run.concurrentWith && <ConcurrentMark others={run.concurrentWith} />}
                   </td>
                   <td className="num">{formatRecordsPerSec(run.summary?.produced.recordsPerSec)}</td>
                   <td className="num">{formatMBPerSec(run.summary?.produced.mbPerSec)}</td>

@@ -3,8 +3,9 @@
 import { faultMarks } from '@kbench/charts';
 import { parseReproductionTag, type Sample } from '@kbench/schema';
 import { useEffect, useMemo, useState } from 'react';
-import { type ApiError, api, type RunRecord, type SweepInfo } from '../api';
-import { ErrorNote, ProgressBar, Stat, StatusBadge } from '../components/bits';
+import { type ApiError, api, type RunOwner, type RunRecord, type SweepInfo } from '../api';
+import { ConcurrentWarning, ErrorNote, ProgressBar, Stat, StatusBadge } from '../components/bits';
+import { FaultsTable } from '../components/FaultsTable';
 import { RunCharts } from '../components/RunCharts';
 import { SummaryTable } from '../components/SummaryTable';
 import { formatCount, formatMBPerSec, formatMs, formatRecordsPerSec } from '../format';
@@ -60,6 +61,25 @@ function useSweep(id: string, ended: boolean) {
   return sweep;
 }
 
+/**
+ * The runs this one went on with; re-read while it runs, since a run started beside it later is
+ * recorded on it too.
+ */
+function useConcurrentWith(id: string, ended: boolean, record: RunRecord | null): string[] | undefined {
+  const [polled, setPolled] = useState<string[] | undefined>(undefined);
+  useEffect(() => {
+    if (ended) return;
+    const timer = setInterval(() => {
+      api.run(id).then(
+        (r) => setPolled(r.concurrentWith),
+        () => {},
+      );
+    }, 5000);
+    return () => clearInterval(timer);
+  }, [id, ended]);
+  return (ended ? undefined : polled) ?? record?.concurrentWith;
+}
+
 export function LiveRunPage({ id }: { id: string }) {
   const live = useLiveRun(id);
   const [initial, setInitial] = useState<RunRecord | null>(null);
@@ -69,6 +89,12 @@ export function LiveRunPage({ id }: { id: string }) {
 
   useEffect(() => {
     api.run(id).then(setInitial, setError);
+  }, [id]);
+
+  // Who runs it: Stop is offered only when it reaches the run (this server's, or a CLI run it can signal).
+  const [owner, setOwner] = useState<RunOwner | null>(null);
+  useEffect(() => {
+    api.owner(id).then(setOwner, () => setOwner(null));
   }, [id]);
 
   // A run that had ended before the page opened is shown as stored, not as running while the
@@ -85,6 +111,7 @@ export function LiveRunPage({ id }: { id: string }) {
   const last = live.samples[live.samples.length - 1];
   const ended = stored !== null;
   const sweep = useSweep(id, ended);
+  const concurrentWith = useConcurrentWith(id, ended, record);
   const label = useMemo(() => record?.scenario.name, [record]);
   // The scenario's fault timeline while the run is live; the faults it recorded once it has ended.
   const marks = useMemo(() => (record ? faultMarks(record) : []), [record]);
@@ -142,13 +169,14 @@ export function LiveRunPage({ id }: { id: string }) {
           )}
         </div>
         <div className="actions">
-          {!ended && (
+          {!ended && owner?.stoppable && (
             <button
               type="button"
               className="btn danger"
               onClick={stop}
               disabled={stopping}
               data-testid="stop-run"
+              title={owner.owner ? `Stops ${owner.owner} as Ctrl-C would` : undefined}
             >
               {stopping ? 'Stopping…' : '■ Stop'}
             </button>
@@ -171,6 +199,12 @@ export function LiveRunPage({ id }: { id: string }) {
         </div>
       </div>
       {error && <ErrorNote error={error} />}
+      {concurrentWith && <ConcurrentWarning others={concurrentWith} />}
+      {!ended && owner && !owner.stoppable && (
+        <p className="muted" data-testid="stop-unavailable">
+          No Stop here: {owner.reason}.
+        </p>
+      )}
       {!ended && live.progress && <ProgressBar progress={live.progress} />}
       {!ended && !live.progress && (
         <p className="muted">
@@ -181,6 +215,7 @@ export function LiveRunPage({ id }: { id: string }) {
       )}
       {stored?.error && <ErrorNote error={stored.error} />}
       {stored?.summary && <SummaryTable summary={stored.summary} />}
+      {stored?.faults && stored.faults.length > 0 && <FaultsTable faults={stored.faults} />}
       {!ended && <Headline last={last} />}
       {(samples.length > 0 || !ended) && (
         <RunCharts samples={samples} faults={marks} {...(label ? { label } : {})} />

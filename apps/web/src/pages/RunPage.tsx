@@ -3,7 +3,8 @@ import { faultMarks } from '@kbench/charts';
 import { scenarioToYaml } from '@kbench/schema';
 import { useEffect, useMemo, useState } from 'react';
 import { api, type RunRecord, type Sample } from '../api';
-import { ErrorNote, Panel, StatusBadge } from '../components/bits';
+import { ConcurrentWarning, ErrorNote, Panel, StatusBadge } from '../components/bits';
+import { FaultsTable } from '../components/FaultsTable';
 import { RunCharts } from '../components/RunCharts';
 import { SummaryTable } from '../components/SummaryTable';
 import { formatBytes, formatDateTime, runLength } from '../format';
@@ -147,6 +148,7 @@ export function RunPage({ id }: { id: string }) {
           </button>
         </div>
       </div>
+      {record.concurrentWith && <ConcurrentWarning others={record.concurrentWith} />}
       <RunLabels record={record} onChange={setRecord} />
       {record.error && <ErrorNote error={record.error} />}
       {record.summary ? (
@@ -154,6 +156,7 @@ export function RunPage({ id }: { id: string }) {
       ) : (
         <p className="muted">No summary: the run did not reach its measured phase.</p>
       )}
+      {record.faults && record.faults.length > 0 && <FaultsTable faults={record.faults} />}
       {samples && samples.length > 0 && (
         <RunCharts samples={samples} label={record.scenario.name} downloadId={record.id} faults={marks} />
       )}

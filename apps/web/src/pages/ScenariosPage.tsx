@@ -165,6 +165,14 @@ function WriteUpHead({
   );
 }
 
+/** The run going now, as the history says (null when none, or when the history cannot say). */
+function runningNow(): Promise<RunListItem | null> {
+  return api.runs({ status: 'running', limit: 1 }).then(
+    (runs) => runs[0] ?? null,
+    () => null,
+  );
+}
+
 export function ScenariosPage() {
   const [entries, setEntries] = useState<ScenarioEntry[] | null>(null);
   const [loadError, setLoadError] = useState<Error | null>(null);
@@ -173,6 +181,8 @@ export function ScenariosPage() {
   const [filter, setFilter] = useState('');
 
   const [running, setRunning] = useState<RunListItem | null>(null);
+  /** Run even while another run is going (the API's concurrent: true); both runs are marked. */
+  const [alongside, setAlongside] = useState(false);
   const [writeUps, setWriteUps] = useState<Map<string, ReproductionInfo>>(new Map());
 
   useEffect(() => {
@@ -182,10 +192,7 @@ export function ScenariosPage() {
       () => {},
     );
     // One run at a time: say which one is going, so Run's refusal is no surprise.
-    api.runs({ status: 'running', limit: 1 }).then(
-      (runs) => setRunning(runs[0] ?? null),
-      () => {},
-    );
+    void runningNow().then(setRunning);
   }, []);
 
   const groups = useMemo(() => {
@@ -200,10 +207,12 @@ export function ScenariosPage() {
     setBusy(true);
     setRunError(null);
     try {
-      const { id } = await api.startRun({ path: entry.path });
+      const { id } = await api.startRun({ path: entry.path, ...(alongside ? { concurrent: true } : {}) });
       navigate(href.live(id));
     } catch (err) {
       setRunError(err instanceof ApiError ? err : new ApiError(0, (err as Error).message));
+      // Refused because another run is going: show it, with the choice to run alongside anyway.
+      if (err instanceof ApiError && err.status === 409) void runningNow().then(setRunning);
       setBusy(false);
     }
   };
@@ -212,10 +221,15 @@ export function ScenariosPage() {
     setBusy(true);
     setRunError(null);
     try {
-      const started = await api.startReproduction({ folder, quick });
+      const started = await api.startReproduction({
+        folder,
+        quick,
+        ...(alongside ? { concurrent: true } : {}),
+      });
       navigate(href.reproduction(folder, started.tag));
     } catch (err) {
       setRunError(err instanceof ApiError ? err : new ApiError(0, (err as Error).message));
+      if (err instanceof ApiError && err.status === 409) void runningNow().then(setRunning);
       setBusy(false);
     }
   };
@@ -255,6 +269,16 @@ export function ScenariosPage() {
         <div className="notice" data-testid="running-notice">
           <strong>{running.name}</strong> is running (started {formatDateTime(running.startedAt)}).{' '}
           <a href={href.live(running.id)}>Watch it live →</a>
+          <label className="inline alongside">
+            <input
+              type="checkbox"
+              checked={alongside}
+              onChange={(e) => setAlongside(e.target.checked)}
+              data-testid="run-alongside"
+            />{' '}
+            Run alongside it anyway: both runs share this machine, so neither measures a run alone, and both
+            are marked so
+          </label>
         </div>
       )}
       {runError && <ErrorNote error={runError} />}

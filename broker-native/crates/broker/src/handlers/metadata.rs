@@ -77,7 +77,10 @@ async fn by_name(
         let partitions = broker.config.default_partitions;
         let created = match &broker.cluster {
             None => crate::blocking::off_worker(|| {
-                broker.log.create_topic(&name, partitions, false).map(|_| ())
+                broker
+                    .log
+                    .create_topic(&name, partitions, false)
+                    .map(|_| ())
             }),
             Some(node) => crate::cluster::admin::create_topic(
                 node,

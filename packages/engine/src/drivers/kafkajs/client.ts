@@ -57,6 +57,8 @@ export function createKafka(
  */
 export class WireCounter {
   private readonly sockets = new Map<Socket, number>();
+  /** One wait per socket whose buffer is full, shared by every send waiting on it. */
+  private readonly draining = new Map<Socket, Promise<void>>();
 
   socketFactory(): ISocketFactory {
     return ({ host, port, ssl, onConnect }) => {
@@ -67,6 +69,34 @@ export class WireCounter {
       this.sockets.set(socket, 0);
       return socket;
     };
+  }
+
+  /**
+   * Resolves once this thread's event loop has turned and every connection has taken what was
+   * written to it (no socket over its buffer limit). An acks=0 send is done when its request is
+   * written: kafkajs resolves it at once, with no I/O to wait for, so a producer that went on
+   * sending would keep the event loop from ever running (no counts handed over, no socket flushed).
+   */
+  async drained(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    for (const socket of this.sockets.keys()) {
+      if (socket.destroyed || !socket.writableNeedDrain) continue;
+      let wait = this.draining.get(socket);
+      if (!wait) {
+        wait = new Promise<void>((resolve) => {
+          const done = () => {
+            socket.off('drain', done);
+            socket.off('close', done);
+            this.draining.delete(socket);
+            resolve();
+          };
+          socket.on('drain', done);
+          socket.on('close', done);
+        });
+        this.draining.set(socket, wait);
+      }
+      await wait;
+    }
   }
 
   /** Bytes written since the last take. */

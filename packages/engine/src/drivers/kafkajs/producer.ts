@@ -18,6 +18,8 @@ export interface ProducerPlan {
   acc: IntervalAccumulator;
   payload: PayloadSource;
   onError: (err: unknown) => void;
+  /** Resolves once what was written has left for the broker; an acks=0 send is done then. */
+  written: () => Promise<void>;
 }
 
 export class LoadProducer {
@@ -88,6 +90,8 @@ export class LoadProducer {
       const topic = this.plan.topics[this.topicCursor++ % this.plan.topics.length] as string;
       try {
         await this.producer.send({ topic, messages, acks: ACKS[config.acks], compression, timeout: 30_000 });
+        // kafkajs answers an acks=0 send as soon as it is queued on the socket, before any I/O.
+        if (config.acks === 0) await this.plan.written();
         acc.add(count, bytes, nowMicros() - intended);
       } catch (err) {
         acc.error(count);

@@ -45,6 +45,7 @@ async function setUp(): Promise<void> {
           acc,
           payload,
           onError,
+          written: () => wire?.drained() ?? new Promise((resolve) => setImmediate(resolve)),
         }),
       );
     }

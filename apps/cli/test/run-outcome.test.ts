@@ -1,0 +1,74 @@
+// What `kbench run` and `kbench sweep` report for a run that measured something and one that measured
+// nothing, through the built CLI with its own history.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runKbench } from './helpers.js';
+
+let home: string;
+beforeAll(async () => {
+  home = await mkdtemp(path.join(os.tmpdir(), 'kbench-cli-outcome-'));
+});
+afterAll(async () => {
+  await rm(home, { recursive: true, force: true });
+});
+
+function kbench(args: string[]) {
+  return runKbench(home, args);
+}
+
+describe('kbench run with acks=0 on kafkajs', () => {
+  it('measures after warm-up and exits 0', async () => {
+    const r = await kbench([
+      'run',
+      'scenarios/quickstart.yaml',
+      '--json',
+      '--set',
+      'driver=kafkajs',
+      '--set',
+      'producers.acks=0',
+      '--set',
+      'duration=4s',
+      '--set',
+      'warmup=1s',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const record = JSON.parse(r.stdout);
+    expect(record.status).toBe('completed');
+    expect(record.environment.driver).toBe('kafkajs');
+    expect(record.scenario.producers.acks).toBe(0);
+    expect(record.summary.produced.recordsPerSec).toBeGreaterThan(0);
+  });
+});
+
+describe('a run that measured nothing', () => {
+  it('exits 1, says why, and is stored as failed', async () => {
+    const file = path.join(home, 'all-in-warmup.yaml');
+    // Fifty records go out long before the 30 s warm-up ends: no sample is ever measured.
+    await writeFile(file, 'name: all in warm-up\nrecords: 50\nwarmup: 30s\n');
+    const r = await kbench(['run', file]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/failed: no measured sample/);
+    const id = /^run ([0-9a-f]+) {2}failed/m.exec(r.stdout)?.[1] as string;
+    expect(id).toBeDefined();
+    const show = await kbench(['show', id, '--json']);
+    expect(show.code).toBe(0);
+    const stored = JSON.parse(show.stdout);
+    expect(stored.status).toBe('failed');
+    expect(stored.error).toMatch(/no measured sample: all 50 records were sent/);
+    expect(stored.summary).toBeNull();
+  });
+
+  it('ends a sweep at that run', async () => {
+    const file = path.join(home, 'sweep-warmup.yaml');
+    await writeFile(file, 'name: warm-ups\nrecords: 50\nsweep: { knob: warmup, values: [30s, 0s] }\n');
+    const r = await kbench(['sweep', file, '--json']);
+    expect(r.code).toBe(1);
+    const runs = JSON.parse(r.stdout) as { status: string; scenario: { warmup: string } }[];
+    expect(runs.map((run) => [run.scenario.warmup, run.status])).toEqual([['30s', 'failed']]);
+    expect(r.stderr).toContain('the sweep ended at run 1 of 2');
+    const list = JSON.parse((await kbench(['list', '--json'])).stdout) as { name: string }[];
+    expect(list.filter((run) => run.name.startsWith('warm-ups'))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,146 @@
+// The run page shows what `kbench run` prints: every percentile, bytes on the wire, how hard the load
+// generator worked (with the warning when it set the pace) and the faults executed; a run that
+// measured nothing shows as failed, with the reason.
+import { join } from 'node:path';
+import { History } from '@kbench/history';
+import { clientPaceWarning, parseScenario, type RunSummary } from '@kbench/schema';
+import { expect, type Page, test } from '@playwright/test';
+
+interface StoredRun {
+  status: string;
+  error: string | null;
+  summary: RunSummary | null;
+}
+
+/** Starts a run through the API, as the Run button does, and waits until it is stored. */
+async function finishedRun(page: Page, scenario: Record<string, unknown>): Promise<[string, StoredRun]> {
+  const res = await page.request.post('/api/runs', { data: { scenario } });
+  expect(res.status()).toBe(201);
+  const { id } = (await res.json()) as { id: string };
+  let stored: StoredRun | undefined;
+  await expect
+    .poll(
+      async () => {
+        stored = (await (await page.request.get(`/api/runs/${id}`)).json()) as StoredRun;
+        return stored.status;
+      },
+      { timeout: 90_000 },
+    )
+    .not.toBe('running');
+  return [id, stored as StoredRun];
+}
+
+const TIME = /^\d[\d.,]* (µs|ms|s)$/;
+
+test('the run page shows the percentiles, wire MB/s, the load generator and the faults of a real run', async ({
+  page,
+}) => {
+  await page.goto('/');
+  const [id, stored] = await finishedRun(page, {
+    name: 'paused node',
+    driver: 'kafkajs',
+    duration: '4s',
+    warmup: '1s',
+    cluster: { nodes: 2 },
+    topics: { partitions: 2, replicationFactor: 2 },
+    producers: { count: 1 },
+    consumers: { count: 1 },
+    faults: [{ at: '2s', action: 'pause', node: 2, for: '300ms' }],
+  });
+  expect(stored.status, String(stored.error)).toBe('completed');
+
+  await page.goto(`/#/runs/${id}`);
+  await expect(page.getByTestId('run-page')).toBeVisible();
+  for (const row of ['summary-publish', 'summary-e2e']) {
+    for (const key of ['p95', 'p9999', 'worst10Mean']) {
+      await expect(page.getByTestId(`${row}-${key}`)).toHaveText(TIME);
+    }
+  }
+  await expect(page.getByTestId('summary')).toContainText('p99.99');
+  await expect(page.getByTestId('summary')).toContainText('worst 10% mean');
+  await expect(page.getByTestId('summary-produced-wire')).toHaveText(/^\d[\d.]* MB\/s$/);
+  await expect(page.getByTestId('summary-client-cores')).toHaveText(
+    /^\d+\.\d\d cores \(kbench process incl\. the bundled broker\)$/,
+  );
+  await expect(page.getByTestId('summary-client-producer')).toHaveText(/^\d+% busy$/);
+  await expect(page.getByTestId('summary-client-consumer')).toHaveText(/^\d+% busy$/);
+  // The warning is there exactly when the stored figures say the client set the pace.
+  const warning = clientPaceWarning(stored.summary?.client);
+  if (warning) await expect(page.getByTestId('client-pace-warning')).toContainText(warning);
+  else await expect(page.getByTestId('client-pace-warning')).toHaveCount(0);
+  await expect(page.getByTestId('fault-row')).toHaveText([/^\d+\.\d s\s*pause node 2 for 300 ms$/]);
+});
+
+test('the run page warns when the stored run says the client set the pace', async ({ page }) => {
+  // A run stored by another process (as `kbench run` stores one) into the history the server reads.
+  const history = await History.open(join(process.env.KBENCH_E2E_HOME as string, 'history.duckdb'));
+  const id = `pace${Date.now().toString(16)}`;
+  const startedAt = new Date().toISOString();
+  const latency = {
+    count: 10,
+    p50: 1,
+    p75: 2,
+    p95: 3,
+    p99: 4,
+    p999: 5,
+    p9999: 6,
+    max: 7,
+    mean: 2,
+    worst10Mean: 5,
+  };
+  await history.createRun({
+    id,
+    status: 'running',
+    scenario: parseScenario({ name: 'client bound', duration: '3s' }),
+    source: null,
+    environment: {
+      cores: 2,
+      cpuModel: '',
+      memoryBytes: 1024 ** 3,
+      os: 'linux',
+      hostname: 'e2e',
+      versions: {},
+      target: 'bundled',
+      bootstrap: '127.0.0.1:9092',
+      driver: 'kafkajs',
+    },
+    summary: null,
+    error: null,
+    startedAt,
+    finishedAt: null,
+    tags: [],
+    notes: '',
+  });
+  await history.finishRun(id, {
+    status: 'completed',
+    summary: {
+      measuredSeconds: 3,
+      produced: { records: 3000, recordsPerSec: 1000, mbPerSec: 0.1, wireMbPerSec: 0.11, errors: 0 },
+      consumed: { records: 0, recordsPerSec: 0, mbPerSec: 0 },
+      publishLatencyMs: latency,
+      endToEndLatencyMs: null,
+      client: { cpuCores: 0.98, includesBroker: true, producerBusy: 0.97, consumerBusy: null },
+    },
+    error: null,
+    finishedAt: startedAt,
+  });
+
+  await page.goto(`/#/runs/${id}`);
+  await expect(page.getByTestId('client-pace-warning')).toContainText(
+    'the client, not the target, set the pace (producer thread 97% busy)',
+  );
+  await expect(page.getByTestId('summary-client-producer')).toHaveText('97% busy');
+});
+
+test('a run that measured nothing shows as failed, with the reason, live and in the history', async ({
+  page,
+}) => {
+  await page.goto('/');
+  // Fifty records go out long before the 30 s warm-up ends.
+  const [id] = await finishedRun(page, { name: 'all in warm-up', records: 50, warmup: '30s' });
+  for (const path of [`/#/runs/${id}/live`, `/#/runs/${id}`]) {
+    await page.goto(path);
+    await expect(page.getByTestId('run-status')).toHaveText('failed');
+    await expect(page.getByTestId('error')).toContainText('no measured sample: all 50 records were sent');
+  }
+});

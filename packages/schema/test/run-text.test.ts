@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { clientPaceWarning, faultText } from '../src/index.js';
+
+const load = { cpuCores: 1.2, includesBroker: true };
+
+describe('clientPaceWarning', () => {
+  it('names the thread that was near 100% busy', () => {
+    const warning = clientPaceWarning({ ...load, producerBusy: 0.97, consumerBusy: 0.3 });
+    expect(warning).toMatch(/^the client, not the target, set the pace \(producer thread 97% busy\)/);
+  });
+
+  it('names both threads when both were', () => {
+    const warning = clientPaceWarning({ ...load, producerBusy: 0.9, consumerBusy: 0.99 });
+    expect(warning).toContain('(producer thread 90% busy, consumer thread 99% busy)');
+  });
+
+  it('says nothing when the threads had time to spare, or the figures are missing', () => {
+    expect(clientPaceWarning({ ...load, producerBusy: 0.89, consumerBusy: null })).toBeNull();
+    expect(clientPaceWarning(undefined)).toBeNull();
+  });
+});
+
+describe('faultText', () => {
+  it('says what was done to which node, for how long', () => {
+    const pause = { t: 1, action: 'pause', target: 2, node: 2, durationMs: 500, error: null } as const;
+    expect(faultText(pause)).toBe('pause node 2 for 500 ms');
+  });
+
+  it('names the node a leader resolved to, and why a fault failed', () => {
+    const kill = {
+      t: 2,
+      action: 'kill',
+      target: 'leader:t-0',
+      node: 1,
+      durationMs: null,
+      error: null,
+    } as const;
+    expect(faultText(kill)).toBe('kill leader:t-0 (node 1)');
+    expect(faultText({ ...kill, node: null, error: 'no such topic' })).toBe(
+      'kill leader:t-0: failed, no such topic',
+    );
+  });
+});
