@@ -2,6 +2,7 @@
 // with `kbench broker`, reached by bootstrap as an external cluster would be), then one scenario on
 // both targets in turn, ending on the comparison page.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,13 @@ let broker: ChildProcess | undefined;
 let dataDir: string | undefined;
 
 test.afterAll(async () => {
-  broker?.kill('SIGTERM');
+  // `kbench broker` now serves until told to stop; wait for it to finish writing its
+  // clean-shutdown files before removing its data.
+  if (broker && broker.exitCode === null && broker.signalCode === null) {
+    const exited = once(broker, 'exit');
+    broker.kill('SIGTERM');
+    await exited;
+  }
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
