@@ -4,7 +4,8 @@
 //!
 //! Nothing a client sends can hold the broker: a connection idle for
 //! `connections_max_idle` is closed; a frame must be whole within
-//! `frame_timeout` of its first byte; at a connection cap (in all, or from one
+//! `frame_timeout` of its first byte (both checked by one reaper task, so no
+//! timer is armed per request); at a connection cap (in all, or from one
 //! address) a new connection evicts the longest-idle one, or is closed at
 //! once; and a frame's bytes are read only as a broker-wide budget
 //! (`queued_max_request_bytes`) allows, into a buffer that grows as they
@@ -20,7 +21,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::io::IoSlice;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -66,10 +67,18 @@ struct Slot {
     /// Milliseconds since `Registry::epoch` when it last became idle; 0
     /// while it is receiving or handling a frame.
     idle_since: AtomicU64,
+    /// Milliseconds since `Registry::epoch` when the first byte of the frame
+    /// being received arrived; 0 between frames.
+    frame_since: AtomicU64,
     /// Set when it was chosen for eviction (it no longer counts).
     evicted: AtomicBool,
+    /// Why the reaper closed it (`CLOSED_IDLE`, `CLOSED_SLOW`), else 0.
+    expired: AtomicU8,
     close: Notify,
 }
+
+const CLOSED_IDLE: u8 = 1;
+const CLOSED_SLOW: u8 = 2;
 
 impl Slot {
     fn set_busy(&self) {
@@ -77,8 +86,52 @@ impl Slot {
     }
 
     fn set_idle(&self, epoch: Instant) {
-        let ms = epoch.elapsed().as_millis() as u64;
-        self.idle_since.store(ms.max(1), Ordering::Relaxed);
+        self.idle_since.store(since(epoch), Ordering::Relaxed);
+    }
+
+    fn frame_started(&self, epoch: Instant) {
+        self.frame_since.store(since(epoch), Ordering::Relaxed);
+    }
+
+    fn frame_done(&self) {
+        self.frame_since.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Milliseconds since `epoch`, at least 1 (0 means "not set").
+fn since(epoch: Instant) -> u64 {
+    (epoch.elapsed().as_millis() as u64).max(1)
+}
+
+/// How often the reaper looks for connections past a deadline.
+const REAP_EVERY: Duration = Duration::from_millis(250);
+
+/// Closes connections idle past `connections_max_idle` and connections whose
+/// frame is not whole within `frame_timeout`. One task for all of them, so
+/// the read path arms no timer per request.
+async fn reap(registry: Arc<Registry>, limits: crate::config::Limits) {
+    let idle_ms = limits.connections_max_idle.as_millis() as u64;
+    let frame_ms = limits.frame_timeout.as_millis() as u64;
+    loop {
+        tokio::time::sleep(REAP_EVERY).await;
+        let now = since(registry.epoch);
+        let slots = registry.slots.lock().expect("connection registry");
+        for slot in slots.values() {
+            if slot.expired.load(Ordering::Relaxed) != 0 {
+                continue;
+            }
+            let idle = slot.idle_since.load(Ordering::Relaxed);
+            let frame = slot.frame_since.load(Ordering::Relaxed);
+            let why = if frame > 0 && now.saturating_sub(frame) > frame_ms {
+                CLOSED_SLOW
+            } else if frame == 0 && idle > 0 && now.saturating_sub(idle) > idle_ms {
+                CLOSED_IDLE
+            } else {
+                continue;
+            };
+            slot.expired.store(why, Ordering::Relaxed);
+            slot.close.notify_one();
+        }
     }
 }
 
@@ -123,7 +176,9 @@ impl Registry {
         let slot = Arc::new(Slot {
             ip,
             idle_since: AtomicU64::new(0),
+            frame_since: AtomicU64::new(0),
             evicted: AtomicBool::new(false),
+            expired: AtomicU8::new(0),
             close: Notify::new(),
         });
         slot.set_idle(self.epoch);
@@ -150,8 +205,13 @@ async fn accept_loop(
     let budget = Arc::new(Semaphore::new(
         broker.config.limits.queued_max_request_bytes,
     ));
+    let reaper = reap(registry.clone(), broker.config.limits.clone());
+    tokio::pin!(reaper);
     loop {
-        let (stream, peer) = accept(&listener).await?;
+        let (stream, peer) = tokio::select! {
+            accepted = accept(&listener) => accepted?,
+            _ = &mut reaper => unreachable!("the reaper never ends"),
+        };
         let config = &broker.config.limits;
         let Some((id, slot)) = registry.admit(
             peer.ip(),
@@ -221,8 +281,17 @@ impl Connection {
                 read = self.read_frame() => read?,
                 _ = shutdown.recv() => return Ok(()),
                 _ = slot.close.notified() => {
-                    tracing::debug!(peer = %self.peer, "idle connection evicted for a new one");
-                    return Ok(());
+                    return match slot.expired.load(Ordering::Relaxed) {
+                        CLOSED_SLOW => Err(frame_timeout(self.broker.config.limits.frame_timeout)),
+                        CLOSED_IDLE => {
+                            tracing::debug!(peer = %self.peer, "idle connection closed (connections.max.idle.ms)");
+                            Ok(())
+                        }
+                        _ => {
+                            tracing::debug!(peer = %self.peer, "idle connection evicted for a new one");
+                            Ok(())
+                        }
+                    };
                 }
             };
             let Some((frame, permit)) = read else {
@@ -249,20 +318,21 @@ impl Connection {
     }
 
     /// The next whole frame (without its size) and the budget it holds, or
-    /// `None` on a clean EOF or an idle timeout.
+    /// `None` on a clean EOF. Deadlines (idle, frame) are the reaper's.
     async fn read_frame(&mut self) -> Result<Option<(Bytes, Option<OwnedSemaphorePermit>)>> {
         let config = &self.broker.config.limits;
         let mut permit: Option<OwnedSemaphorePermit> = None;
-        // Set once the frame's first byte is here.
-        let mut deadline: Option<tokio::time::Instant> = None;
+        let mut started = false;
         loop {
-            if deadline.is_none() && !self.buffer.is_empty() {
-                deadline = Some(tokio::time::Instant::now() + config.frame_timeout);
+            if !started && !self.buffer.is_empty() {
+                started = true;
                 self.slot.set_busy();
+                self.slot.frame_started(self.epoch);
             }
             let mut want = SMALL_FRAME;
             if let Some(size) = codec::peek_frame_size(&self.buffer, config.max_frame_bytes)? {
                 if self.buffer.len() >= 4 + size {
+                    self.slot.frame_done();
                     self.buffer.advance(4);
                     return Ok(Some((self.buffer.split_to(size).freeze(), permit)));
                 }
@@ -274,43 +344,26 @@ impl Connection {
                     // only a count: memory grows as the bytes arrive.
                     let share = size.min(config.queued_max_request_bytes) as u32;
                     let wait = self.budget.clone().acquire_many_owned(share);
-                    permit = Some(
-                        tokio::time::timeout_at(deadline.expect("frame started"), wait)
-                            .await
-                            .map_err(|_| frame_timeout(config.frame_timeout, "waiting for memory"))?
-                            .expect("budget never closed"),
-                    );
+                    permit = Some(wait.await.expect("budget never closed"));
                 }
                 if size > SMALL_FRAME {
-                    // Exactly up to the frame's end.
+                    // The buffer grows by at most a chunk at a time.
                     want = missing.min(READ_CHUNK);
                 }
             }
-            let n = match deadline {
-                Some(at) => {
-                    self.buffer.reserve(want);
-                    let mut limited = (&mut self.stream).take(want as u64);
-                    tokio::time::timeout_at(at, limited.read_buf(&mut self.buffer))
-                        .await
-                        .map_err(|_| frame_timeout(config.frame_timeout, "receiving a frame"))??
-                }
-                None => {
-                    // Idle: wait for bytes before taking any buffer, so an
-                    // idle connection holds no memory.
-                    self.slot.set_idle(self.epoch);
-                    let idle = config.connections_max_idle;
-                    let readable = tokio::time::timeout(idle, self.stream.readable()).await;
-                    let Ok(readable) = readable else {
-                        tracing::debug!(peer = %self.peer, "idle connection closed (connections.max.idle.ms)");
-                        return Ok(None);
-                    };
-                    readable?;
-                    self.buffer.reserve(SMALL_FRAME);
-                    match self.stream.try_read_buf(&mut self.buffer) {
-                        Ok(n) => n,
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                        Err(e) => return Err(e.into()),
-                    }
+            let n = if started {
+                self.buffer.reserve(want);
+                self.stream.read_buf(&mut self.buffer).await?
+            } else {
+                // Idle: wait for bytes before taking any buffer, so an idle
+                // connection holds no more memory than it has.
+                self.slot.set_idle(self.epoch);
+                self.stream.readable().await?;
+                self.buffer.reserve(SMALL_FRAME);
+                match self.stream.try_read_buf(&mut self.buffer) {
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(e) => return Err(e.into()),
                 }
             };
             if n == 0 {
@@ -324,10 +377,10 @@ impl Connection {
     }
 }
 
-fn frame_timeout(limit: Duration, doing: &str) -> Error {
+fn frame_timeout(limit: Duration) -> Error {
     Error::Io(std::io::Error::new(
         std::io::ErrorKind::TimedOut,
-        format!("frame not whole within {} ms ({doing})", limit.as_millis()),
+        format!("frame not whole within {} ms", limit.as_millis()),
     ))
 }
 
