@@ -53,8 +53,6 @@ export interface RunEnd {
   faults?: FaultEvent[];
 }
 
-/** Shortest id prefix getRun accepts, so that a typo does not pick a run at random. */
-export const MIN_ID_PREFIX = 4;
 /** Rows per INSERT when appending samples (17 parameters each). */
 const SAMPLE_ROWS_PER_INSERT = 256;
 
