@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
 
-const PORT = 7431;
+// KBENCH_E2E_PORT lets two sessions run specs side by side on one machine.
+const PORT = Number(process.env.KBENCH_E2E_PORT ?? 7431);
 // One fresh history per test session; workers inherit it from the main process's environment.
 process.env.KBENCH_E2E_HOME ??= mkdtempSync(join(tmpdir(), 'kbench-e2e-'));
 
