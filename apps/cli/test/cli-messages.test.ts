@@ -80,3 +80,64 @@ describe('--help lists each option, not only the usage line', () => {
     expect(result.stdout).not.toContain('Options of run:');
   });
 });
+
+describe('scenario names and files', () => {
+  it('a missing file says "no such file", not ENOENT (exit 2)', async () => {
+    const result = await runKbench(home, ['run', 'no-such-scenario.yaml', '--dry-run']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('cannot read scenario no-such-scenario.yaml: no such file');
+    expect(result.stderr).not.toContain('ENOENT');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('kbench run quickstart finds the library scenario from any folder', async () => {
+    const result = await runKbench(home, ['run', 'quickstart', '--dry-run'], 60_000, os.tmpdir());
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('dry run');
+    expect(result.stdout).toContain('quickstart');
+    const nested = await runKbench(home, ['run', 'kreps-2014/consumer-1', '--dry-run'], 60_000, os.tmpdir());
+    expect(nested.code).toBe(0);
+    expect(nested.stdout).toContain('dry run');
+  });
+
+  it('a misspelt library name suggests the nearest one', async () => {
+    const result = await runKbench(home, ['run', 'quickstrat', '--dry-run'], 60_000, os.tmpdir());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('did you mean "quickstart"?');
+  });
+
+  it('a write-up folder lists its scenarios and points at kbench reproduce', async () => {
+    const result = await runKbench(home, ['run', 'kreps-2014', '--dry-run'], 60_000, os.tmpdir());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('kreps-2014 is a folder');
+    expect(result.stderr).toContain('kreps-2014/producer-1-thread');
+    expect(result.stderr).toContain('kbench reproduce kreps-2014');
+  });
+});
+
+describe('targets', () => {
+  it.each([
+    ['bundeled', 'bundled'],
+    ['kafak', 'kafka'],
+  ])('an unknown target %s suggests %s', async (typo, meant) => {
+    const result = await runKbench(home, ['run', 'quickstart', '--target', typo, '--dry-run']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`no profile named "${typo}"`);
+    expect(result.stderr).toContain(`did you mean "${meant}"?`);
+  });
+
+  it('an unknown target suggests the nearest saved profile', async () => {
+    const added = await runKbench(home, ['profile', 'add', 'prod-east', '--bootstrap', '10.0.0.1:9092']);
+    expect(added.code).toBe(0);
+    const result = await runKbench(home, ['run', 'quickstart', '--target', 'prod-eats', '--dry-run']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('did you mean "prod-east"?');
+  });
+
+  it('a name nothing resembles gets no guess', async () => {
+    const result = await runKbench(home, ['run', 'quickstart', '--target', 'zzzzzz', '--dry-run']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('no profile named "zzzzzz"');
+    expect(result.stderr).not.toContain('did you mean');
+  });
+});

@@ -13,12 +13,12 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runKbench(home: string, args: string[], timeoutMs = 180_000): Promise<CliResult> {
+export function runKbench(home: string, args: string[], timeoutMs = 180_000, cwd = REPO): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [MAIN, ...args],
-      { cwd: REPO, env: { ...process.env, KBENCH_HOME: home }, timeout: timeoutMs },
+      { cwd, env: { ...process.env, KBENCH_HOME: home }, timeout: timeoutMs },
       (err, stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from 'node:fs';
 import {
+  fileErrorText,
   MAX_MESSAGE_BYTES,
   type MessageSize,
   meanMessageSize,
@@ -139,8 +140,7 @@ export function readPayloadFile(file: string): Buffer {
     }
   } catch (err) {
     if (err instanceof PayloadFileError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new PayloadFileError(`cannot read ${file}: ${code ?? (err as Error).message}`);
+    throw new PayloadFileError(`cannot read ${file}: ${fileErrorText(err)}`);
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

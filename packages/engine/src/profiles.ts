@@ -13,7 +13,13 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { kbenchHome } from '@kbench/history';
-import { PROFILE_NAME_PATTERN, ProfileError, parseProfile, type TargetProfile } from '@kbench/schema';
+import {
+  fileErrorText,
+  PROFILE_NAME_PATTERN,
+  ProfileError,
+  parseProfile,
+  type TargetProfile,
+} from '@kbench/schema';
 
 /** `$KBENCH_HOME/profiles`. */
 export function defaultProfilesDir(): string {
@@ -45,6 +51,19 @@ export class ProfileStore {
     return names.map((f) => this.read(path.join(this.dir, f))).sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /** The names of the stored profiles (from their file names, so a broken file does not hide the rest). */
+  names(): string[] {
+    try {
+      return readdirSync(this.dir)
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => f.slice(0, -'.json'.length))
+        .filter((n) => PROFILE_NAME_PATTERN.test(n))
+        .sort();
+    } catch {
+      return [];
+    }
+  }
+
   /** The profile called `name`, or undefined. */
   get(name: string): TargetProfile | undefined {
     if (!PROFILE_NAME_PATTERN.test(name)) return undefined;
@@ -63,7 +82,7 @@ export class ProfileStore {
       raw = JSON.parse(readFileSync(file, 'utf8'));
     } catch (err) {
       // Not the parser's message: it quotes the text around the mistake, which may be a password.
-      const reason = (err as NodeJS.ErrnoException).code ?? 'not valid JSON';
+      const reason = (err as NodeJS.ErrnoException).code ? fileErrorText(err) : 'not valid JSON';
       throw new ProfileError([{ path: '', message: `${file}: cannot read the profile (${reason})` }]);
     }
     try {

@@ -2,7 +2,7 @@
 // read once here, so worker threads get plain values. These objects hold secrets: they go to the
 // clients and nowhere else (not the environment, the history or a log line).
 import { readFileSync } from 'node:fs';
-import type { SaslMechanism, TargetProfile } from '@kbench/schema';
+import { fileErrorText, type SaslMechanism, type TargetProfile } from '@kbench/schema';
 
 export interface TlsOptions {
   ca?: string;
@@ -24,7 +24,7 @@ function pem(value: string, field: string): string {
   try {
     return readFileSync(value, 'utf8');
   } catch (err) {
-    throw new Error(`${field}: cannot read ${value} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new Error(`${field}: cannot read ${value}: ${fileErrorText(err)}`);
   }
 }
 

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type BrokerHandle, type ClusterHandle, startBroker, startCluster } from '@kbench/broker-native';
-import { type Scenario, ScenarioError, type TargetProfile, targetKind } from '@kbench/schema';
+import { didYouMean, type Scenario, ScenarioError, type TargetProfile, targetKind } from '@kbench/schema';
 import { ProfileStore } from './profiles.js';
 import { type ConnectionSecurity, connectionSecurity } from './security.js';
 
@@ -68,7 +68,11 @@ export function targetProfile(target: string, profiles: ProfileStore): TargetPro
     throw new ScenarioError([
       {
         path: 'target',
-        message: `no profile named ${JSON.stringify(target)} in ${profiles.dir} (see kbench profile list); a target is bundled, kafka, a profile name or bootstrap servers host:port[,host:port]`,
+        message: `no profile named ${JSON.stringify(target)} in ${profiles.dir}${didYouMean(target, [
+          'bundled',
+          'kafka',
+          ...profiles.names(),
+        ])}; a target is bundled, kafka, a profile name (see kbench profile list) or bootstrap servers host:port[,host:port]`,
       },
     ]);
   }

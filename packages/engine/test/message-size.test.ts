@@ -94,7 +94,7 @@ describe('the scenario check', () => {
     const missing = path.join(workDir, 'no-such-file');
     const issues = unsupportedIssues(parseScenario({ producers: { messageSize: { payloadFile: missing } } }));
     expect(issues).toEqual([
-      { path: 'producers.messageSize.payloadFile', message: `cannot read ${missing}: ENOENT` },
+      { path: 'producers.messageSize.payloadFile', message: `cannot read ${missing}: no such file` },
     ]);
   });
 });

@@ -14,3 +14,4 @@ export * from './run.js';
 export * from './run-text.js';
 export * from './scenario.js';
 export * from './units.js';
+export * from './words.js';

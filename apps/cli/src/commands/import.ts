@@ -3,6 +3,7 @@
 import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
+  fileErrorText,
   type OmbImport,
   ombToScenario,
   parseScenario,
@@ -17,9 +18,7 @@ async function readYaml(file: string): Promise<unknown> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new UsageError(
-      `kbench import: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-    );
+    throw new UsageError(`kbench import: cannot read ${file}: ${fileErrorText(err)}`);
   }
   return readScenarioText(text, file);
 }

@@ -13,6 +13,7 @@ import {
   applySet,
   concurrentWarning,
   expandSweep,
+  fileErrorText,
   parseScenario,
   quickVersion,
   type RunRecord,
@@ -25,6 +26,7 @@ import { parseCommandArgs } from '../args.js';
 import { faultsText, fmtNumber, runHeader, summaryText, table } from '../format.js';
 import { ProgressLine } from '../progress.js';
 import { withRunSlot } from '../run-slot.js';
+import { resolveScenarioFile } from '../scenario-file.js';
 import { UsageError } from '../usage.js';
 import { comparisonText } from './compare.js';
 
@@ -33,13 +35,12 @@ export async function loadScenario(
   file: string,
   opts: { set?: string[]; target?: string; quick?: boolean; keepTopics?: boolean },
 ): Promise<Scenario> {
+  file = resolveScenarioFile(file);
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new UsageError(
-      `cannot read scenario ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-    );
+    throw new UsageError(`cannot read scenario ${file}: ${fileErrorText(err)}`);
   }
   let raw = resolvePayloadFile(readScenarioText(text, file), path.resolve(file)) as Record<string, unknown>;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
@@ -70,10 +71,11 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
   });
   if (positionals.length !== 1) {
     throw new UsageError(
-      `kbench ${command}: give exactly one scenario file, e.g. kbench ${command} scenarios/quickstart.yaml`,
+      `kbench ${command}: give exactly one scenario (a file or a library name), e.g. kbench ${command} scenarios/quickstart.yaml or kbench ${command} quickstart`,
     );
   }
-  const file = positionals[0] as string;
+  // A path, or a library name such as quickstart: the history records the file it resolved to.
+  const file = resolveScenarioFile(positionals[0] as string);
   const json = Boolean(values.json);
   const maxRate = maxRateOption(command, values['max-rate']);
   const targets = values.target ?? [];
