@@ -38,6 +38,8 @@ Usage:
   kbench help [command]                              (or kbench <command> --help)
 
 Options of run:
+  <scenario>              a file, or a library name: quickstart, kreps-2014/producer-1-thread, or
+                          user/NAME for one saved from the workbench's composer
   --set knob.path=value   override any knob (YAML value), e.g. --set producers.acks=all; repeatable
   --target T              bundled (default), kafka (a managed Apache Kafka on this machine), a profile
                           name (kbench profile list) or bootstrap servers host:port[,host:port];
