@@ -74,6 +74,13 @@ describe.each(folders)('scenarios/%s/published.yaml', (folder) => {
 });
 
 describe('parsePublished', () => {
+  it('refuses a published figure without a value (a comma inside a flow-mapping key splits it)', () => {
+    const text = `title: t\nexperiments:\n  - scenario: a.yaml\n    title: a\n    published: { 1 topic: lowest, 50,001 topics: worse }\n`;
+    expect(() => parsePublished(text)).toThrow(
+      'experiments[0].published["50"]: has no value (got null); inside { } a comma ends an entry, so quote text with commas',
+    );
+  });
+
   it('names an unknown metric by its path', () => {
     const text = `title: t\nexperiments:\n  - scenario: a.yaml\n    title: a\n    published: { x: '1' }\n    checks:\n      - compare: { a: a.yaml, b: b.yaml, metric: produced.speed, expect: higher }\n        says: faster\n`;
     expect(() => parsePublished(text)).toThrow(

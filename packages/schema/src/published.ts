@@ -125,7 +125,16 @@ export function parsePublished(text: string, source = 'published.yaml'): Publish
     }
     const published: Record<string, string> = {};
     if (!isObj(e.published)) bad(`${at}published`, 'must map each published figure to its value');
-    else for (const [k, v] of Object.entries(e.published)) published[k] = String(v);
+    else
+      for (const [k, v] of Object.entries(e.published)) {
+        // In `{ 50,001 topics: worse }` a comma ends an entry: a key `50` with no value, then `001 topics`.
+        if (v === null || v === undefined || (typeof v === 'string' && v.trim() === ''))
+          bad(
+            `${at}published[${JSON.stringify(k)}]`,
+            `has no value (got ${JSON.stringify(v ?? null)}); inside { } a comma ends an entry, so quote text with commas`,
+          );
+        else published[k] = String(v);
+      }
     const figures = e.figures === undefined ? DEFAULT_FIGURES : e.figures;
     if (!Array.isArray(figures)) bad(`${at}figures`, 'must list metric paths');
     const figureList = (Array.isArray(figures) ? figures : []).map(String);
@@ -249,6 +258,16 @@ export interface Verdict {
   /** null: the rule could not be checked (a run missing or not measured). */
   matches: boolean | null;
   detail: string;
+}
+
+/** A verdict's outcome in words; a quick run's few seconds settle no direction, so it is only indicative. */
+export function verdictOutcome(
+  v: Verdict,
+  quick: boolean,
+): { kind: 'match' | 'mismatch' | 'unchecked'; text: string } {
+  if (v.matches === null) return { kind: 'unchecked', text: 'not checked' };
+  const text = v.matches ? 'matches' : 'does not match';
+  return { kind: v.matches ? 'match' : 'mismatch', text: quick ? `indicative: ${text}` : text };
 }
 
 const fmt = (v: number) =>
