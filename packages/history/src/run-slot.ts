@@ -13,10 +13,13 @@
 // reads the other's, so of two runs starting at the same moment at least one sees the other.
 import { randomBytes } from 'node:crypto';
 import {
+  closeSync,
+  constants,
   linkSync,
   mkdirSync,
+  openSync,
   readdirSync,
-  readFileSync,
+  readSync,
   renameSync,
   unlinkSync,
   writeFileSync,
@@ -371,12 +374,31 @@ function parseHolder(text: string): SlotHolder | null {
   }
 }
 
+/** A holder's record is a few hundred bytes; a longer file is not one, and is never read whole. */
+const MAX_RECORD_BYTES = 64 * 1024;
+
+/** The file's first MAX_RECORD_BYTES (non-blocking, so a FIFO put in its place cannot hang us). */
 function readQuietly(file: string): string | null {
+  let fd: number;
   try {
-    return readFileSync(file, 'utf8');
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
+  }
+  try {
+    const buffer = Buffer.allocUnsafe(MAX_RECORD_BYTES);
+    let length = 0;
+    for (;;) {
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0 || length + read === buffer.length) return buffer.toString('utf8', 0, length + read);
+      length += read;
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return '';
+    throw err;
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,6 +1,6 @@
 // The run slot across OS processes: one holder at a time, stale locks of dead processes taken
 // over, runs started beside the holder on purpose recorded on both sides, and Stop by signal.
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -135,6 +135,18 @@ describe('one run at a time on a machine', () => {
     const hold = new RunSlot(dir).take(claim(null));
     expect(hold.concurrent).toBe(false);
     hold.release();
+  });
+
+  it('a huge lock file is not read whole: it counts as damaged, and a FIFO in its place does not hang', async () => {
+    // 64 MiB of a valid-looking prefix: read whole it would be parsed; bounded, it is damaged.
+    writeFileSync(join(dir, RUN_LOCK_FILE), `{"pid": ${process.pid}, "x": "${'x'.repeat(64 * 1024 * 1024)}"}`);
+    const hold = new RunSlot(dir).take(claim(null));
+    expect(hold.concurrent).toBe(false);
+    hold.release();
+    execFileSync('mkfifo', [join(dir, RUN_LOCK_FILE)]);
+    const second = new RunSlot(dir).take(claim(null));
+    expect(second.concurrent).toBe(false);
+    second.release();
   });
 });
 
