@@ -32,3 +32,47 @@ test('edit faults row by row, in sync with the YAML', async ({ page }) => {
   await expect(yaml).not.toHaveValue(/at: 2s/);
   await expect(page.getByTestId('composer-issues')).toHaveCount(0);
 });
+
+for (const width of [1280, 800]) {
+  test(`at ${width} px a fault row stays inside its panel, under headers aligned with its inputs`, async ({
+    page,
+  }) => {
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto('/#/compose');
+    await page.getByTestId('composer-reset').click();
+    await page.getByText('all knobs').click();
+    await page.getByTestId('fault-add').click();
+
+    const panel = await page.getByTestId('composer-group-scenario').boundingBox();
+    const remove = await page.getByTestId('fault-0-remove').boundingBox();
+    if (!panel || !remove) throw new Error('the panel and the remove button are laid out');
+    expect.soft(remove.x).toBeGreaterThanOrEqual(panel.x);
+    expect.soft(remove.x + remove.width).toBeLessThanOrEqual(panel.x + panel.width);
+
+    for (const key of ['at', 'action', 'node', 'for']) {
+      const head = await page.getByTestId(`fault-head-${key}`).boundingBox();
+      const input = await page.getByTestId(`fault-0-${key}`).locator('input, select').boundingBox();
+      if (!head || !input) throw new Error(`the ${key} header and input are laid out`);
+      expect
+        .soft(Math.abs(head.x - input.x), `${key}: header left edge against the input's`)
+        .toBeLessThanOrEqual(1);
+      expect
+        .soft(
+          Math.abs(head.x + head.width - (input.x + input.width)),
+          `${key}: header right edge against the input's`,
+        )
+        .toBeLessThanOrEqual(1);
+    }
+  });
+}
+
+test("a new fault falls in the middle of the scenario's measured phase", async ({ page }) => {
+  await page.goto('/#/compose/quickstart.yaml');
+  await page.getByTestId('composer-reset').click();
+  await expect(page.getByTestId('composer-yaml')).toHaveValue(/duration: 10s\n/);
+  await page.getByText('all knobs').click();
+  await page.getByTestId('fault-add').click();
+  // quickstart: 10 s with 2 s of warm-up, so the measured phase runs from 2 s to 10 s.
+  await expect(page.getByTestId('fault-0-at').locator('input')).toHaveValue('6s');
+  await expect(page.getByTestId('composer-yaml')).toHaveValue(/faults:\n\s+- at: 6s\n/);
+});

@@ -43,9 +43,39 @@ test('compose from a library scenario, validate, launch and save', async ({ page
   await page.getByTestId('composer-file').fill('e2e-composed');
   await page.getByTestId('composer-save').click();
   await expect(page.getByTestId('composer-saved')).toContainText('user/e2e-composed.yaml');
-  // Reset discards the draft and reloads the file.
+  // Reset discards the draft and reloads the file: the saved one, since the save.
+  const saved = await yaml.inputValue();
+  await yaml.fill(saved.replace(/duration: 4s/, 'duration: 7s'));
   await page.getByTestId('composer-reset').click();
-  await expect(page.getByTestId('composer-yaml')).toHaveValue(/duration: 10s/);
+  await expect(page.getByTestId('composer-yaml')).toHaveValue(/duration: 4s/);
   await page.getByTestId('nav-scenarios').click();
   await expect(page.locator('[data-testid="scenario"][data-path="user/e2e-composed.yaml"]')).toBeVisible();
+});
+
+test('a YAML parse error replaces the errors of the last YAML that parsed', async ({ page }) => {
+  await page.goto('/#/compose');
+  await page.getByTestId('composer-reset').click();
+  await page.getByTestId('field-topics.partitions').locator('input').fill('0');
+  const issues = page.getByTestId('composer-issues');
+  await expect(issues).toContainText('topics.partitions');
+
+  const yaml = page.getByTestId('composer-yaml');
+  await yaml.fill(`${await yaml.inputValue()}producers: [\n`);
+  await expect(page.getByTestId('yaml-error')).toBeVisible();
+  const parseError = (await page.getByTestId('yaml-error').textContent()) ?? '';
+  await expect(issues).toContainText(parseError.trim());
+  await expect(issues).not.toContainText('topics.partitions');
+  await expect(page.getByTestId('field-topics.partitions').getByTestId('field-error')).toHaveCount(0);
+});
+
+test('after Save as, the title and the address name the new file', async ({ page }) => {
+  await page.goto('/#/compose/quickstart.yaml');
+  await expect(page.getByTestId('composer-title')).toHaveText('Composer: quickstart.yaml');
+  await page.getByTestId('composer-file').fill('e2e-saved-as');
+  await page.getByTestId('composer-save').click();
+  await expect(page.getByTestId('composer-saved')).toContainText('user/e2e-saved-as.yaml');
+  await expect(page.getByTestId('composer-title')).toHaveText('Composer: user/e2e-saved-as.yaml');
+  await page.reload();
+  await expect(page.getByTestId('composer-title')).toHaveText('Composer: user/e2e-saved-as.yaml');
+  await expect(page.getByTestId('composer-yaml')).toHaveValue(/name: quickstart/);
 });

@@ -6,7 +6,9 @@ import {
   FIELD_GROUPS,
   FIELD_INFO,
   type FieldInfo,
+  formatDurationMs,
   knobPaths,
+  parseDurationMs,
   parseScenario,
   readScenarioText,
   type ScenarioIssue,
@@ -71,13 +73,32 @@ function issuesFor(issues: ScenarioIssue[], path: string): ScenarioIssue[] {
   );
 }
 
+const FAULT_COLUMNS = ['at', 'action', 'node', 'for'] as const;
+
+/**
+ * Where a new fault goes: the middle of the measured phase (faults count from the start of load,
+ * warm-up included), so its effect shows in the figures. A run bounded by records has no known
+ * length: a second after warm-up then.
+ */
+function newFaultAt(raw: Raw): string {
+  const warmupMs = parseDurationMs(raw.warmup ?? DEFAULTS.warmup) ?? 0;
+  const durationMs =
+    raw.records === undefined ? parseDurationMs(raw.duration ?? DEFAULTS.duration) : undefined;
+  if (durationMs === undefined || durationMs <= warmupMs) return formatDurationMs(warmupMs + 1000);
+  const at = warmupMs + (durationMs - warmupMs) / 2;
+  return formatDurationMs(at >= 2000 ? Math.round(at / 1000) * 1000 : Math.round(at));
+}
+
 /** The faults timeline, one row per fault; every edit writes the whole list back through onChange. */
 function FaultRows({
   value,
+  raw,
   issues,
   onChange,
 }: {
   value: unknown;
+  /** The whole scenario, for a new fault's time. */
+  raw: Raw;
   issues: ScenarioIssue[];
   onChange: (path: string, value: unknown) => void;
 }) {
@@ -113,10 +134,11 @@ function FaultRows({
     <div className="fault-rows">
       {rows.length > 0 && (
         <div className="fault-row fault-head">
-          <span>at</span>
-          <span>action</span>
-          <span>node</span>
-          <span>for</span>
+          {FAULT_COLUMNS.map((key) => (
+            <span key={key} data-testid={`fault-head-${key}`}>
+              {key}
+            </span>
+          ))}
           <span />
         </div>
       )}
@@ -175,7 +197,7 @@ function FaultRows({
               )}
               <button
                 type="button"
-                className="btn ghost"
+                className="btn ghost fault-remove"
                 title="Remove this fault"
                 data-testid={`fault-${index}-remove`}
                 onClick={() => write(rows.filter((_, i) => i !== index))}
@@ -196,7 +218,7 @@ function FaultRows({
           type="button"
           className="btn"
           data-testid="fault-add"
-          onClick={() => write([...rows, { at: '10s', action: 'kill', node: 1 }])}
+          onClick={() => write([...rows, { at: newFaultAt(raw), action: 'kill', node: 1 }])}
         >
           + Add fault
         </button>
@@ -225,7 +247,7 @@ function Field({
   useEffect(() => setJsonText(toInput(value)), [value]);
   let input: React.ReactNode;
   if (info.path === 'faults') {
-    input = <FaultRows value={value} issues={own} onChange={onChange} />;
+    input = <FaultRows value={value} raw={raw} issues={own} onChange={onChange} />;
   } else if (info.kind === 'enum') {
     input = (
       <select
@@ -338,8 +360,10 @@ export function ComposerPage({ from }: { from: string | null }) {
   const [error, setError] = useState<Error | string | null>(null);
   const [serverIssues, setServerIssues] = useState<ScenarioIssue[]>([]);
 
+  // The file this draft edits: the one opened, then the one last saved as ("Save as").
+  const [file, setFile] = useState(from);
   // A draft survives leaving the page (to watch a run) until Reset.
-  const draftKey = `kbench-composer:${from ?? ''}`;
+  const draftKey = `kbench-composer:${file ?? ''}`;
   const [generation, setGeneration] = useState(0);
   useEffect(() => {
     const load = (text: string) => {
@@ -353,9 +377,9 @@ export function ComposerPage({ from }: { from: string | null }) {
     };
     const draft = window.sessionStorage.getItem(draftKey);
     if (draft !== null && generation === 0) load(draft);
-    else if (from) api.scenario(from).then((file) => load(file.text), setError);
+    else if (file) api.scenario(file).then((opened) => load(opened.text), setError);
     else load(scenarioToYaml(STARTER));
-  }, [from, draftKey, generation]);
+  }, [file, draftKey, generation]);
   useEffect(() => window.sessionStorage.setItem(draftKey, yamlText), [draftKey, yamlText]);
   const reset = () => {
     window.sessionStorage.removeItem(draftKey);
@@ -379,7 +403,8 @@ export function ComposerPage({ from }: { from: string | null }) {
   const [compared, setCompared] = useState<string[]>([]);
 
   const checked = useMemo(() => checkScenario(raw), [raw]);
-  const issues = checked.ok ? serverIssues : checked.issues;
+  // While the YAML does not parse, the form keeps its last good parse: that parse's issues are stale.
+  const issues = yamlError !== null ? [] : checked.ok ? serverIssues : checked.issues;
 
   const change = (path: string, value: unknown) => {
     const next = value === undefined ? withoutKnob(raw, path) : setKnob(raw, path, value);
@@ -435,6 +460,10 @@ export function ComposerPage({ from }: { from: string | null }) {
     try {
       const { path } = await api.saveScenario({ file: fileName, yaml: yamlText, overwrite });
       setMessage(`Saved as ${path}; it is listed under Scenarios.`);
+      // From now on the draft edits the saved file: its title, its address (a reload opens it), Reset.
+      window.sessionStorage.setItem(`kbench-composer:${path}`, yamlText);
+      window.history.replaceState(null, '', href.compose(path));
+      setFile(path);
     } catch (err) {
       if (err instanceof ApiError && err.status === 409 && window.confirm(`${err.message}. Replace it?`))
         return save(true);
@@ -446,7 +475,7 @@ export function ComposerPage({ from }: { from: string | null }) {
   return (
     <div data-testid="composer-page">
       <div className="page-head">
-        <h1>Composer{from ? `: ${from}` : ''}</h1>
+        <h1 data-testid="composer-title">Composer{file ? `: ${file}` : ''}</h1>
         <div className="filters">
           <label className="inline">
             <input type="checkbox" checked={advanced} onChange={(e) => setAdvanced(e.target.checked)} /> all
@@ -486,8 +515,13 @@ export function ComposerPage({ from }: { from: string | null }) {
         </div>
       </div>
       {error && <ErrorNote error={error} />}
-      {issues.length > 0 && (
+      {(issues.length > 0 || yamlError !== null) && (
         <div className="issues" data-testid="composer-issues">
+          {yamlError !== null && (
+            <div>
+              <code>YAML</code>: {yamlError}
+            </div>
+          )}
           {issues.map((i) => (
             <div key={i.path + i.message}>
               <code>{i.path || '(scenario)'}</code>: {i.message}
@@ -505,7 +539,11 @@ export function ComposerPage({ from }: { from: string | null }) {
             );
             if (shown.length === 0) return null;
             return (
-              <Panel key={group.title} title={group.title}>
+              <Panel
+                key={group.title}
+                title={group.title}
+                testId={`composer-group-${group.prefix || 'scenario'}`}
+              >
                 <div className="fields">
                   {shown.map((info) => (
                     <Field key={info.path} info={info} raw={raw} issues={issues} onChange={change} />
