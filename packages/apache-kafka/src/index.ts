@@ -1,5 +1,6 @@
 export { replaceSection } from './bench/doc.js';
 export { describeMachine } from './bench/machine.js';
+export { holdBenchSlot } from './bench/slot.js';
 export { type BundledBroker, bundledBrokerBinary, startBundledBroker } from './bundled.js';
 export {
   type BundledCluster,

@@ -11,6 +11,7 @@ import { consumerPerformance, type ProducerPerformanceResult, producerPerformanc
 import { startApacheKafka } from '../server.js';
 import { fixed, int, replaceSection } from './doc.js';
 import { describeMachine } from './machine.js';
+import { holdBenchSlot } from './slot.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -323,6 +324,7 @@ segment files lazily, or a higher limit.`
 }
 
 async function main(): Promise<void> {
+  holdBenchSlot('npm run bench (apache-kafka)');
   await ensureKafkaJars({ log });
   if (only.has('machine')) replaceSection(flags.doc, 'machine', machineSection());
   if (only.has('throughput')) {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { producerPerformance, replaceSection, startBundledBroker } from '@kbench/apache-kafka';
+import { holdBenchSlot, producerPerformance, replaceSection, startBundledBroker } from '@kbench/apache-kafka';
 import { parseScenario, type RunSummary } from '@kbench/schema';
 import { createTopics } from '../admin.js';
 import { ScenarioRun } from '../run.js';
@@ -56,6 +56,7 @@ function stats(values: number[]) {
 const int = (v: number) => Math.round(v).toLocaleString('en-US');
 
 async function main(): Promise<void> {
+  holdBenchSlot('npm run bench (drivers)');
   const results: Record<string, RunSummary[]> = { native: [], kafkajs: [] };
   for (const driver of ['native', 'kafkajs'] as const) {
     for (let i = 0; i < RUNS; i++) results[driver]?.push(await driverRun(driver, i));
