@@ -2,6 +2,8 @@
 // series whose runs share a tag, and the shapes the server answers with.
 import type { Verdict } from './published.js';
 import type { RunStatus } from './run.js';
+import type { Scenario } from './scenario.js';
+import { parseDurationMs } from './units.js';
 
 const TAG = /^reproduce:(.+):(\d{8}-\d{6}(?:\.\d+)?)(-quick)?$/;
 
@@ -38,6 +40,56 @@ export interface ReproductionExperimentInfo {
   says: string[];
 }
 
+/** Rough costs of a run beyond its warm-up and measured time, for estimates only. */
+const SETUP_SECONDS = 5;
+const PRELOAD_BYTES_PER_SECOND = 100 * 1024 ** 2;
+const IDLE_TOPICS_PER_SECOND = 2_000;
+
+/**
+ * About how long a run takes: warm-up and measured time, a find-max search's trials, and setup. Null for a run bounded by a record count, whose length depends on its throughput.
+ */
+export function estimateRunSeconds(s: Scenario): number | null {
+  const setup =
+    SETUP_SECONDS + s.consumers.backlog / PRELOAD_BYTES_PER_SECOND + s.topics.idle / IDLE_TOPICS_PER_SECOND;
+  const seconds = (d: string | undefined) => (parseDurationMs(d ?? '0s') ?? 0) / 1000;
+  // A find-max search runs its trials (at most maxTrials) before the measured phase.
+  const search = s.producers.rate === 'find-max' ? seconds(s.findMax.trial) * s.findMax.maxTrials : 0;
+  if (s.duration === undefined) return null;
+  return setup + search + seconds(s.warmup) + seconds(s.duration);
+}
+
+/** What a reproduction will take, roughly. */
+export interface ReproductionEstimate {
+  runs: number;
+  /** Seconds, for the runs of known length. */
+  seconds: number;
+  /** Runs bounded by a record count, left out of `seconds`. */
+  unbounded: number;
+}
+
+export function estimateReproduction(plans: Scenario[]): ReproductionEstimate {
+  const each = plans.map(estimateRunSeconds);
+  return {
+    runs: plans.length,
+    seconds: Math.round(each.reduce<number>((sum, s) => sum + (s ?? 0), 0)),
+    unbounded: each.filter((s) => s === null).length,
+  };
+}
+
+/** What reproducing a folder now would take, in full and quick. */
+export interface ReproductionEstimates {
+  full: ReproductionEstimate;
+  quick: ReproductionEstimate;
+}
+
+/** `about 1 h 32 min`, `about 2 min`, `about 40 s`: an estimate, rounded as one. */
+export function aboutDuration(seconds: number): string {
+  if (seconds < 90) return `about ${Math.max(1, Math.round(seconds / 5) * 5)} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `about ${minutes} min`;
+  return `about ${Math.floor(minutes / 60)} h${minutes % 60 === 0 ? '' : ` ${minutes % 60} min`}`;
+}
+
 /** A write-up folder (one with a published.yaml). */
 export interface ReproductionInfo {
   folder: string;
@@ -45,6 +97,8 @@ export interface ReproductionInfo {
   url: string;
   setup: string;
   experiments: ReproductionExperimentInfo[];
+  /** What reproducing it would take; absent when its published.yaml could not be read. */
+  estimate?: ReproductionEstimates;
   /** Why its published.yaml could not be read; the folder cannot be reproduced then. */
   error?: string;
 }
@@ -57,7 +111,7 @@ export interface ReproductionRef {
   runs: number;
 }
 
-/** Where a reproduction this server started has got to. */
+/** Where a reproduction under way (or one this server ran) has got to. */
 export interface ReproductionProgress {
   total: number;
   /** Runs started so far. */
@@ -67,6 +121,12 @@ export interface ReproductionProgress {
   finished: boolean;
   /** Why it ended early, if it did. */
   error: string | null;
+  /** Who runs it: `this workbench`, or the kbench process the run slot names (a CLI reproduction). */
+  owner: string;
+  /** The whole series, as estimated before it started; null when a run's length is not known ahead. */
+  estimatedSeconds: number | null;
+  /** About how long the runs left take; null when not known. */
+  remainingSeconds: number | null;
 }
 
 export interface ReproductionRun {
@@ -101,6 +161,8 @@ export interface ReproductionResults {
   /** Every stored reproduction of the folder, newest first. */
   reproductions: ReproductionRef[];
   experiments: ReproductionExperimentResult[];
+  /** What reproducing the folder now would take, in full and quick. */
+  estimate: ReproductionEstimates;
 }
 
 /** What POST /api/reproductions answers. */

@@ -3,9 +3,12 @@
 // as `kbench reproduce` judges them.
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
+import { describeHolder, type SlotHolder } from '@kbench/history';
 import {
   checkScenario,
   type Experiment,
+  estimateReproduction,
+  estimateRunSeconds,
   evaluateRule,
   type MeasuredRun,
   metricValue,
@@ -13,8 +16,10 @@ import {
   parsePublished,
   parseReproductionTag,
   quickVersion,
+  type ReproductionEstimates,
   type ReproductionExperimentInfo,
   type ReproductionInfo,
+  type ReproductionProgress,
   type ReproductionResults,
   type ReproductionRun,
   type ReproductionStarted,
@@ -46,6 +51,17 @@ const experimentInfo = {
   says: texts,
 } as const;
 
+const estimate = {
+  type: 'object',
+  required: ['runs', 'seconds', 'unbounded'],
+  properties: { runs: { type: 'integer' }, seconds: { type: 'number' }, unbounded: { type: 'integer' } },
+} as const;
+const estimates = {
+  type: 'object',
+  required: ['full', 'quick'],
+  properties: { full: estimate, quick: estimate },
+} as const;
+
 const reproductionInfo = {
   type: 'object',
   required: ['folder', 'title', 'url', 'setup', 'experiments'],
@@ -54,6 +70,7 @@ const reproductionInfo = {
     title: text,
     url: text,
     setup: text,
+    estimate: estimates,
     error: text,
     experiments: {
       type: 'array',
@@ -94,6 +111,7 @@ const reproductionResults = {
     'progress',
     'reproductions',
     'experiments',
+    'estimate',
   ],
   properties: {
     folder: text,
@@ -105,15 +123,28 @@ const reproductionResults = {
     startedAt: { type: ['string', 'null'] },
     progress: {
       type: ['object', 'null'],
-      required: ['total', 'started', 'current', 'finished', 'error'],
+      required: [
+        'total',
+        'started',
+        'current',
+        'finished',
+        'error',
+        'owner',
+        'estimatedSeconds',
+        'remainingSeconds',
+      ],
       properties: {
         total: { type: 'integer' },
         started: { type: 'integer' },
         current: { type: ['string', 'null'] },
         finished: { type: 'boolean' },
         error: { type: ['string', 'null'] },
+        owner: text,
+        estimatedSeconds: { type: ['number', 'null'] },
+        remainingSeconds: { type: ['number', 'null'] },
       },
     },
+    estimate: estimates,
     reproductions: {
       type: 'array',
       items: {
@@ -151,6 +182,25 @@ interface Planned {
   runnable: Scenario[];
 }
 
+/** Seconds each run of a series should take, in order (null: not known ahead). */
+type RunEstimates = (number | null)[];
+
+/**
+ * About how long the runs left take: the runs not started, and what remains of the one under way
+ * (`elapsed` seconds into it). Null when one of them has no known length.
+ */
+function remainingSeconds(each: RunEstimates, started: number, elapsed: number | null): number | null {
+  const left = each.slice(started);
+  const current = started > 0 && elapsed !== null ? each[started - 1] : 0;
+  if (current === null || current === undefined || left.some((s) => s === null)) return null;
+  return Math.round(
+    left.reduce<number>((sum, s) => sum + (s ?? 0), 0) + Math.max(0, current - (elapsed ?? 0)),
+  );
+}
+
+const total = (each: RunEstimates): number | null =>
+  each.some((s) => s === null) ? null : Math.round(each.reduce<number>((sum, s) => sum + (s ?? 0), 0));
+
 const issueText = (issues: ScenarioIssue[]) => issues.map((i) => `${i.path}: ${i.message}`).join('; ');
 
 async function readPublished(wu: WriteUpFolder): Promise<Published> {
@@ -183,7 +233,7 @@ async function loadExperimentScenario(
 
 export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
   /** The reproductions this server process started, by tag, with where each has got to. */
-  const started = new Map<string, Series>();
+  const started = new Map<string, { series: Series; each: RunEstimates }>();
 
   const info = (wu: WriteUpFolder, published: Published): ReproductionInfo => ({
     folder: wu.folder,
@@ -227,6 +277,38 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
     return out;
   }
 
+  /**
+   * The kbench process running a reproduction whose runs are these, if one is: the holder of the run
+   * under way, or between two runs a `kbench reproduce` holding the slot since before the first.
+   */
+  function cliReproduction(
+    runs: RunListItem[],
+    runningId: string | undefined,
+    total: number,
+  ): SlotHolder | undefined {
+    if (runningId) return app.runs.slot.holderOf(runningId);
+    const first = runs[0]?.startedAt;
+    if (!first || runs.length >= total) return undefined;
+    return app.runs.slot
+      .holders()
+      .find((h) => h.command === 'kbench reproduce' && h.runId === null && h.since <= first);
+  }
+
+  /** What reproducing a folder would take, from the plans of both kinds (`planned`: one already made). */
+  async function estimateOf(
+    wu: WriteUpFolder,
+    published: Published,
+    planned: { quick: boolean; plans: Planned[] } | null = null,
+  ): Promise<ReproductionEstimates> {
+    const of = async (quick: boolean) =>
+      estimateReproduction(
+        (planned?.quick === quick ? planned.plans : await plan(wu, published, quick)).flatMap(
+          (p) => p.runnable,
+        ),
+      );
+    return { full: await of(false), quick: await of(true) };
+  }
+
   /** The write-up folder named in a request, with its published.yaml read; `status` for an unknown one. */
   async function writeUp(folder: string, status: 400 | 404): Promise<[WriteUpFolder, Published]> {
     const wu = await app.scenarios.writeUp(folder);
@@ -249,7 +331,8 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
       const out: ReproductionInfo[] = [];
       for (const wu of await app.scenarios.writeUps()) {
         try {
-          out.push(info(wu, await readPublished(wu)));
+          const published = await readPublished(wu);
+          out.push({ ...info(wu, published), estimate: await estimateOf(wu, published) });
         } catch (err) {
           out.push({
             folder: wu.folder,
@@ -325,7 +408,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
         if (err instanceof ScenarioError) throw invalidScenario(err.issues);
         throw err;
       }
-      started.set(tag, result.series);
+      started.set(tag, { series: result.series, each: items.map((i) => estimateRunSeconds(i.scenario)) });
       const body: ReproductionStarted = {
         folder: wu.folder,
         tag,
@@ -375,8 +458,40 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
       const runs = [...(tag === null ? [] : (byTag.get(tag) ?? []))].sort((a, b) =>
         a.startedAt.localeCompare(b.startedAt),
       );
-      const series = tag === null ? undefined : started.get(tag);
+      const own = tag === null ? undefined : started.get(tag);
       const planned = await plan(wu, published, quick);
+      const running = runs.find((r) => r.status === 'running');
+      const elapsed = running ? (Date.now() - Date.parse(running.startedAt)) / 1000 : null;
+      let progress: ReproductionProgress | null = null;
+      if (own) {
+        const { series, each } = own;
+        progress = {
+          total: series.total,
+          started: series.ids.length,
+          current: series.finished ? null : (series.ids.at(-1) ?? null),
+          finished: series.finished,
+          error: series.error,
+          owner: 'this workbench',
+          estimatedSeconds: total(each),
+          remainingSeconds: series.finished ? 0 : remainingSeconds(each, series.ids.length, elapsed),
+        };
+      } else if (tag !== null) {
+        // Run by another kbench process (the CLI): under way while the run slot names it.
+        const each = planned.flatMap((p) => p.runnable).map(estimateRunSeconds);
+        const holder = cliReproduction(runs, running?.id, each.length);
+        if (holder) {
+          progress = {
+            total: each.length,
+            started: runs.length,
+            current: running?.id ?? null,
+            finished: false,
+            error: null,
+            owner: describeHolder(holder),
+            estimatedSeconds: total(each),
+            remainingSeconds: remainingSeconds(each, runs.length, elapsed),
+          };
+        }
+      }
 
       const perExperiment = await Promise.all(
         planned.map(async (p) => {
@@ -418,15 +533,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
         tag,
         quick,
         startedAt: runs[0]?.startedAt ?? null,
-        progress: series
-          ? {
-              total: series.total,
-              started: series.ids.length,
-              current: series.finished ? null : (series.ids.at(-1) ?? null),
-              finished: series.finished,
-              error: series.error,
-            }
-          : null,
+        progress,
         reproductions,
         experiments: base.experiments.map((e, i) => {
           const p = planned[i] as Planned;
@@ -437,6 +544,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
             verdicts: p.experiment.checks.map((rule) => evaluateRule(rule, e.scenario, measured)),
           };
         }),
+        estimate: await estimateOf(wu, published, { quick, plans: planned }),
       };
     },
   );
