@@ -1,9 +1,10 @@
 // A write-up reproduced: the series' progress, then per experiment their figures beside ours, the
 // direction verdicts of the folder's rules, and comparisons of the runs. Past reproductions selectable.
-import { metricLabel, type Verdict } from '@kbench/schema';
+import { aboutDuration, metricLabel, type ReproductionProgress, verdictOutcome } from '@kbench/schema';
 import { useEffect, useState } from 'react';
 import { ApiError, api, type ReproductionResults } from '../api';
 import { ErrorNote, Panel, StatusBadge } from '../components/bits';
+import { ReproduceButtons } from '../components/ReproduceButtons';
 import { formatDateTime, formatMBPerSec, formatMs, formatRecordsPerSec } from '../format';
 import { href, navigate } from '../router';
 
@@ -18,9 +19,67 @@ function figure(metric: string, value: number | null): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: 2 });
 }
 
-function outcome(v: Verdict): { text: string; kind: string } {
-  if (v.matches === null) return { text: 'not checked', kind: 'unchecked' };
-  return v.matches ? { text: 'matches', kind: 'match' } : { text: 'does not match', kind: 'mismatch' };
+/** Run i of N with a bar, the time left and Stop, while a reproduction goes. */
+function Underway({ progress }: { progress: ReproductionProgress }) {
+  const [stopping, setStopping] = useState(false);
+  const [stopError, setStopError] = useState<Error | null>(null);
+  const { estimatedSeconds: estimated, remainingSeconds: remaining } = progress;
+  // By time where every run's length is known ahead; by runs finished otherwise.
+  const [value, max] =
+    estimated !== null && remaining !== null && estimated > 0
+      ? [Math.max(0, estimated - remaining), estimated]
+      : [Math.max(0, progress.started - 1), progress.total];
+  const stop = async () => {
+    if (!progress.current) return;
+    setStopping(true);
+    setStopError(null);
+    try {
+      await api.stopRun(progress.current);
+    } catch (err) {
+      setStopError(err as Error);
+      setStopping(false);
+    }
+  };
+  return (
+    <div data-testid="reproduction-running">
+      <p>
+        Run {progress.started} of {progress.total}
+        {progress.owner !== 'this workbench' && <span className="muted"> · run by {progress.owner}</span>}
+        {progress.current && (
+          <>
+            {' '}
+            · <a href={href.live(progress.current)}>watch it live →</a>
+          </>
+        )}
+      </p>
+      <div className="reproduction-bar">
+        <progress value={value} max={max} aria-label="Reproduction progress" />
+        <span className="muted" data-testid="reproduction-eta">
+          {remaining === null
+            ? 'time left not known (a run bounded by a record count)'
+            : `${aboutDuration(remaining)} left`}
+        </span>
+        <button
+          type="button"
+          className="btn danger"
+          disabled={stopping || !progress.current}
+          onClick={stop}
+          data-testid="reproduction-stop"
+          title="Stops the run under way; the runs after it do not start"
+        >
+          {stopping ? 'Stopping…' : '■ Stop'}
+        </button>
+      </div>
+      {stopError && <ErrorNote error={stopError} />}
+    </div>
+  );
+}
+
+/** How a series this page followed ended: stopped, or finished. */
+function endedText(progress: ReproductionProgress): string {
+  if (progress.error?.startsWith('stopped'))
+    return `Stopped at run ${progress.started} of ${progress.total}; the runs after it did not start.`;
+  return `Finished: ${progress.started} of ${progress.total} runs.`;
 }
 
 function CompareLink({ ids, label, testId }: { ids: string[]; label: string; testId: string }) {
@@ -103,27 +162,7 @@ export function ReproductionPage({ folder, tag }: { folder: string; tag: string 
           )}
           {results.setup && <p className="muted">Their setup: {results.setup}</p>}
         </div>
-        <div className="actions">
-          <button
-            type="button"
-            className="btn primary"
-            disabled={busy || inProgress}
-            onClick={() => reproduce(false)}
-            data-testid="reproduce"
-          >
-            ▶ Reproduce
-          </button>
-          <button
-            type="button"
-            className="btn"
-            disabled={busy || inProgress}
-            onClick={() => reproduce(true)}
-            data-testid="reproduce-quick"
-            title="Each scenario shortened as kbench reproduce --quick does (at most 3 s, warm-up 1 s)"
-          >
-            ▶ Reproduce (quick)
-          </button>
-        </div>
+        <ReproduceButtons estimate={results.estimate} disabled={busy || inProgress} onReproduce={reproduce} />
       </div>
       {startError && <ErrorNote error={startError} />}
       {error && <ErrorNote error={error} />}
@@ -153,27 +192,17 @@ export function ReproductionPage({ folder, tag }: { folder: string; tag: string 
             </label>{' '}
             <code className="muted">{results.tag}</code>
           </div>
-          {progress && !progress.finished && (
-            <p data-testid="reproduction-running">
-              Run {progress.started} of {progress.total}
-              {progress.current && (
-                <>
-                  {' '}
-                  · <a href={href.live(progress.current)}>watch it live →</a>
-                </>
-              )}
-            </p>
-          )}
+          {progress && !progress.finished && <Underway progress={progress} />}
           {ended && (
             <p data-testid="reproduction-done">
               {progress
-                ? `Finished: ${progress.started} of ${progress.total} runs.`
+                ? endedText(progress)
                 : `Stored: ${allIds.length} run${allIds.length === 1 ? '' : 's'}, started ${formatDateTime(results.startedAt)}.`}
               {results.quick &&
-                ' Quick run: each scenario shortened, so the figures only show that it runs and the directions are indicative.'}
+                ' Quick run: each scenario shortened to seconds, so the figures only show that it runs and each verdict is indicative only.'}
             </p>
           )}
-          {progress?.error && <ErrorNote error={progress.error} />}
+          {progress?.error && !progress.error.startsWith('stopped') && <ErrorNote error={progress.error} />}
           {ended && <CompareLink ids={allIds} label="Compare all runs" testId="compare-all" />}
         </Panel>
       )}
@@ -249,11 +278,20 @@ export function ReproductionPage({ folder, tag }: { folder: string; tag: string 
                 (ended && results.tag !== null ? (
                   <ul className="verdicts" data-testid="verdicts">
                     {e.verdicts.map((v) => {
-                      const o = outcome(v);
+                      const o = verdictOutcome(v, results.quick);
                       return (
-                        <li key={v.says} data-testid="verdict" data-outcome={o.kind}>
-                          <span className={`verdict verdict-${o.kind}`}>{o.text}</span> {v.says}{' '}
-                          <span className="muted">({v.detail.replace(/^not checked: /, '')})</span>
+                        <li
+                          key={v.says}
+                          data-testid="verdict"
+                          data-outcome={o.kind}
+                          data-indicative={results.quick}
+                        >
+                          <span
+                            className={`verdict verdict-${o.kind}${results.quick ? ' verdict-indicative' : ''}`}
+                          >
+                            {o.text}
+                          </span>{' '}
+                          {v.says} <span className="muted">({v.detail.replace(/^not checked: /, '')})</span>
                         </li>
                       );
                     })}

@@ -10,6 +10,7 @@ import {
   type ScenarioOutline,
 } from '../api';
 import { Empty, ErrorNote } from '../components/bits';
+import { ReproduceButtons } from '../components/ReproduceButtons';
 import { formatBytes, formatDateTime } from '../format';
 import { href, navigate } from '../router';
 
@@ -136,31 +137,15 @@ function WriteUpHead({
         {info.setup && <p className="muted">Their setup: {info.setup}</p>}
         {info.error && <ErrorNote error={`published.yaml: ${info.error}`} />}
       </div>
-      <div className="scenario-actions">
+      <ReproduceButtons
+        estimate={info.estimate}
+        disabled={busy || info.error !== undefined}
+        onReproduce={onReproduce}
+      >
         <a className="btn ghost" href={href.reproduction(info.folder)} data-testid="reproduction-results">
           Results
         </a>
-        <button
-          type="button"
-          className="btn"
-          disabled={busy || info.error !== undefined}
-          onClick={() => onReproduce(true)}
-          data-testid="reproduce-quick"
-          title="Every scenario of the folder, each shortened as kbench reproduce --quick does (at most 3 s, warm-up 1 s)"
-        >
-          ▶ Reproduce (quick)
-        </button>
-        <button
-          type="button"
-          className="btn primary"
-          disabled={busy || info.error !== undefined}
-          onClick={() => onReproduce(false)}
-          data-testid="reproduce"
-          title="Every scenario of the folder that kbench can run here, one after another, with the direction checks"
-        >
-          ▶ Reproduce
-        </button>
-      </div>
+      </ReproduceButtons>
     </div>
   );
 }
