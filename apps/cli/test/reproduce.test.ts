@@ -27,6 +27,52 @@ describe('kbench reproduce', () => {
   });
 });
 
+describe('kbench reproduce --quick, one scenario', () => {
+  let result: Awaited<ReturnType<typeof kbench>>;
+  let folder: string;
+  beforeAll(async () => {
+    folder = path.join(home, 'scenarios', 'tiny-sizes');
+    await mkdir(folder, { recursive: true });
+    await writeFile(
+      path.join(folder, 'sizes.yaml'),
+      'name: tiny sizes\ndescription: two message sizes\ndriver: native\nduration: 2s\nproducers: { count: 1 }\nsweep: { knob: producers.messageSize, values: [10, 1000] }\n',
+    );
+    await writeFile(
+      path.join(folder, 'published.yaml'),
+      `title: Tiny sizes\nexperiments:\n  - scenario: sizes.yaml\n    title: Message size sweep\n    published: { "10 B": "1,000 rec/s" }\n    checks:\n      - expect: { metric: produced.mbPerSec, across: producers.messageSize, direction: increasing }\n        says: MB/s rises with the message size\n      - expect: { metric: produced.errors, across: producers.messageSize, direction: peak }\n        says: errors peak in the middle\n`,
+    );
+    result = await kbench(['reproduce', folder, '--quick', '--out', path.join(home, 'reports')]);
+  }, 120_000);
+
+  it('ends with a verdict summary after the report path, each verdict marked indicative', () => {
+    expect(result.code, result.stderr).toBe(0);
+    const tail = result.stdout.slice(result.stdout.indexOf('report: '));
+    expect(tail).toContain(
+      'verdicts of tiny-sizes (quick run: seconds of measurement, so each is indicative only):',
+    );
+    expect(tail).toContain('  indicative: matches  MB/s rises with the message size (Message size sweep)');
+    expect(tail).toMatch(
+      / {2}indicative: does not match {2}errors peak in the middle \(Message size sweep\)/,
+    );
+    expect(tail).toContain('1 indicative match, 1 indicative mismatch, 0 not checked');
+  });
+
+  it('writes each quick verdict in the report as indicative', async () => {
+    const report = await readFile(path.join(home, 'reports', 'tiny-sizes.md'), 'utf8');
+    expect(report).toContain('- Direction: MB/s rises with the message size: **indicative: matches**');
+    expect(report).not.toMatch(/\*\*(matches|does not match)\*\*/);
+  });
+
+  it('tags its runs as a quick reproduction of the folder, as the web app finds them', async () => {
+    const list = await kbench(['list', '--json']);
+    const runs = JSON.parse(list.stdout) as { name: string; tags: string[] }[];
+    const own = runs.filter((r) => r.name.startsWith('tiny sizes'));
+    expect(own).toHaveLength(2);
+    for (const run of own)
+      expect(run.tags).toEqual([expect.stringMatching(/^reproduce:user\/tiny-sizes:\d{8}-\d{6}-quick$/)]);
+  });
+});
+
 describe('kbench reproduce, stopped with Ctrl-C', () => {
   it('stops the run under way, runs no more, and writes the partial report away from docs/', async () => {
     const folder = path.join(home, 'stop-me');

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type ChartSpec, compareCharts, renderSvg, runCharts } from '@kbench/charts';
 import { captureEnvironment, runnablePlans } from '@kbench/engine';
-import { History, type SlotHold } from '@kbench/history';
+import { History, kbenchHome, type SlotHold } from '@kbench/history';
 import {
   concurrentWarning,
   describeQuick,
@@ -20,11 +20,14 @@ import {
   parsePublished,
   parseScenario,
   type RunRecord,
+  reproductionTag,
   type Scenario,
   type Verdict,
+  verdictOutcome,
 } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { fmtMs, fmtNumber } from '../format.js';
+import { defaultScenariosDir } from '../paths.js';
 import { withRunSlot } from '../run-slot.js';
 import { UsageError } from '../usage.js';
 import { interrupted, loadScenario, runPlans } from './run.js';
@@ -38,6 +41,29 @@ interface ExperimentResult {
   /** Why it (or some sweep values) did not run: `needs <field>: <reason>`. */
   notRun: string[];
   runs: { record: RunRecord; measured: MeasuredRun }[];
+}
+
+/** Each experiment's verdicts, judged on the runs of the whole folder. */
+function judge(results: ExperimentResult[]): Verdict[][] {
+  const allRuns = results.flatMap((r) => r.runs.map((x) => x.measured));
+  return results.map((r) =>
+    r.experiment.checks.map((rule) => evaluateRule(rule, r.experiment.scenario, allRuns)),
+  );
+}
+
+/**
+ * The folder as the workbench's library names it (`kreps-2014`, `user/mine` for one under
+ * KBENCH_HOME/scenarios), so the web's reproduction page finds the runs by their tag.
+ */
+function libraryName(folder: string): string {
+  for (const [root, prefix] of [
+    [defaultScenariosDir(), ''],
+    [path.join(kbenchHome(), 'scenarios'), 'user/'],
+  ] as const) {
+    const rel = path.relative(root, folder);
+    if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) return prefix + rel.split(path.sep).join('/');
+  }
+  return path.basename(folder);
 }
 
 export async function reproduceCommand(argv: string[]): Promise<number> {
@@ -68,8 +94,10 @@ export async function reproduceCommand(argv: string[]): Promise<number> {
   await withRunSlot({ command: 'kbench reproduce', name }, Boolean(values.concurrent), async (slot) => {
     for (const [i, folder] of folders.entries()) {
       const results: ExperimentResult[] = [];
+      // Every run carries the tag, as the workbench's reproductions do, so its page shows this one too.
+      const tag = reproductionTag(libraryName(folder), new Date(), quick);
       for (const experiment of (published[i] as Published).experiments) {
-        const result = await runExperiment(folder, experiment, quick, slot);
+        const result = await runExperiment(folder, experiment, quick, slot, tag);
         failed ||= result.runs.some((r) => r.record.status === 'failed');
         results.push(result);
       }
@@ -78,8 +106,11 @@ export async function reproduceCommand(argv: string[]): Promise<number> {
         interrupted() && !quick && values.out === undefined
           ? await mkdtemp(path.join(os.tmpdir(), 'kbench-reproduce-'))
           : outDir;
-      const file = await writeReport(dir, folder, published[i] as Published, results, quick);
-      process.stdout.write(`report: ${file}\n`);
+      const verdicts = judge(results);
+      const file = await writeReport(dir, folder, published[i] as Published, results, verdicts, quick);
+      process.stdout.write(
+        `report: ${file}\n${verdictSummary(path.basename(folder), results, verdicts, quick)}`,
+      );
     }
   });
   if (interrupted()) {
@@ -130,6 +161,7 @@ async function runExperiment(
   experiment: Experiment,
   quick: boolean,
   slot: SlotHold,
+  tag: string,
 ): Promise<ExperimentResult> {
   const file = path.join(folder, experiment.scenario);
   const scenario = await loadScenario(file, { quick });
@@ -146,7 +178,7 @@ async function runExperiment(
     runnable.map((r) => r.plan),
     source,
     false,
-    { slot },
+    { slot, tags: [tag] },
   );
   const history = await History.open();
   const runs = await Promise.all(
@@ -195,10 +227,32 @@ function figure(metric: string, value: number | null): string {
   );
 }
 
-function verdictLine(v: Verdict): string {
-  const outcome = v.matches === null ? 'not checked' : v.matches ? 'matches' : 'does not match';
+function verdictLine(v: Verdict, quick: boolean): string {
   const detail = v.detail.replace(/^not checked: /, '');
-  return `- Direction: ${v.says}: **${outcome}** (${detail})`;
+  return `- Direction: ${v.says}: **${verdictOutcome(v, quick).text}** (${detail})`;
+}
+
+/** What the terminal shows after the report's path: each verdict, then the count of each outcome. */
+function verdictSummary(
+  name: string,
+  results: ExperimentResult[],
+  verdicts: Verdict[][],
+  quick: boolean,
+): string {
+  const lines = results.flatMap((r, i) =>
+    (verdicts[i] ?? []).map((v) => `  ${verdictOutcome(v, quick).text}  ${v.says} (${r.experiment.title})`),
+  );
+  if (lines.length === 0) return '';
+  const count = (kind: string) =>
+    verdicts.flat().filter((v) => verdictOutcome(v, quick).kind === kind).length;
+  const of = (n: number, word: string) => `${n} ${quick ? 'indicative ' : ''}${word}${n === 1 ? '' : 'es'}`;
+  return [
+    '',
+    `verdicts of ${name}${quick ? ' (quick run: seconds of measurement, so each is indicative only)' : ''}:`,
+    ...lines,
+    `${of(count('match'), 'match')}, ${of(count('mismatch'), 'mismatch')}, ${count('unchecked')} not checked`,
+    '',
+  ].join('\n');
 }
 
 async function writeReport(
@@ -206,12 +260,12 @@ async function writeReport(
   folder: string,
   published: Published,
   results: ExperimentResult[],
+  verdicts: Verdict[][],
   quick: boolean,
 ): Promise<string> {
   const name = path.basename(folder);
   const chartDir = path.join(outDir, name);
   await mkdir(chartDir, { recursive: true });
-  const allRuns = results.flatMap((r) => r.runs.map((x) => x.measured));
   const env =
     results.flatMap((r) => r.runs)[0]?.record.environment ??
     captureEnvironment(parseScenario({}), { kind: 'bundled', bootstrap: '' });
@@ -222,7 +276,7 @@ async function writeReport(
     `# Reproduction: ${published.title}`,
     '',
     quick
-      ? `> **Quick run** (\`--quick\`: ${describeQuick()}): the figures only show that the scenarios run; the directions are indicative.`
+      ? `> **Quick run** (\`--quick\`: ${describeQuick()}): the figures only show that the scenarios run; seconds of measurement settle no direction, so each verdict is indicative only.`
       : '> Full run of every scenario that the engine supports today.',
     '',
     `Generated by \`kbench reproduce ${name}${quick ? ' --quick' : ''}\` on ${new Date().toISOString()}.`,
@@ -239,7 +293,7 @@ async function writeReport(
     'Their figures are from their hardware; what should match is the direction and rough size of each effect. MB = 1,048,576 bytes of values; our figures cover the measured phase (warm-up excluded).',
     '',
   ];
-  for (const result of results) {
+  for (const [i, result] of results.entries()) {
     const { experiment } = result;
     lines.push(
       `## ${experiment.title}`,
@@ -274,8 +328,7 @@ async function writeReport(
         lines.push(`![${chart.title}](${name}/${file})`, '');
       }
     }
-    for (const rule of experiment.checks)
-      lines.push(verdictLine(evaluateRule(rule, experiment.scenario, allRuns)));
+    for (const v of verdicts[i] ?? []) lines.push(verdictLine(v, quick));
     if (experiment.checks.length > 0) lines.push('');
     if (experiment.note) lines.push(`Note: ${experiment.note}`, '');
   }

@@ -262,7 +262,12 @@ export async function runPlans(
   plans: Scenario[],
   source: string | null,
   json: boolean,
-  { endOnFailure = false, slot, ...options }: { maxRate?: number; endOnFailure?: boolean; slot: SlotHold },
+  {
+    endOnFailure = false,
+    slot,
+    tags = [],
+    ...options
+  }: { maxRate?: number; endOnFailure?: boolean; slot: SlotHold; tags?: string[] },
 ): Promise<RunRecord[]> {
   const history = await History.open();
   const results: RunRecord[] = [];
@@ -293,6 +298,8 @@ export async function runPlans(
         throw err;
       }
       current = run;
+      // Tagged at once, as the workbench tags its series, so a page listing them sees it while it runs.
+      if (tags.length > 0) await history.setTags(run.id, tags);
       if (interruptedBySignal) run.stop();
       process.stderr.write(`run ${run.id}: ${plan.name} -> ${plan.target} (history: ${history.path})\n`);
       if (others.length > 0) process.stderr.write(`warning: this run ${concurrentWarning(others)}\n`);
