@@ -32,3 +32,31 @@ export function scenarioDifferences(
     .map((path) => ({ path, values: flat.map((f) => f[path] ?? '-') }))
     .filter((d) => new Set(d.values).size > 1);
 }
+
+/**
+ * Each name shortened to at most `max` characters around the part that differs from the others (a
+ * sweep's `[knob=value]`, say), which is kept whole however long; names that fit stay as they are.
+ */
+export function distinctNames(names: string[], max = 40): string[] {
+  const shortest = Math.min(...names.map((n) => n.length));
+  let prefix = 0;
+  while (prefix < shortest && names.every((n) => n[prefix] === names[0]?.[prefix])) prefix++;
+  let suffix = 0;
+  while (suffix < shortest - prefix && names.every((n) => n.at(-1 - suffix) === names[0]?.at(-1 - suffix)))
+    suffix++;
+  return names.map((name) => {
+    if (name.length <= max) return name;
+    if (names.length < 2 || prefix === name.length) return `${name.slice(0, max - 1).trimEnd()}…`;
+    // The differing part, widened to the words it falls in.
+    const start = prefix === 0 ? 0 : name.lastIndexOf(' ', prefix - 1) + 1;
+    const space = name.indexOf(' ', name.length - suffix);
+    const end = space === -1 ? name.length : space;
+    const part = name.slice(start, end);
+    const tail = end < name.length ? '…' : '';
+    if (start === 0) return `${part}${tail}`;
+    // As much of the name's start as fits, in whole words.
+    const room = name.slice(0, Math.max(0, max - part.length - tail.length));
+    const head = room.slice(0, Math.max(0, room.lastIndexOf(' '))).trimEnd();
+    return `${head}…${part}${tail}`;
+  });
+}

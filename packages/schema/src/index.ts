@@ -2,6 +2,7 @@ export * from './differences.js';
 export * from './errors.js';
 export { KNOWN_FIELDS } from './fields.js';
 export * from './fields-info.js';
+export * from './headline.js';
 export * from './library.js';
 export * from './message-size.js';
 export * from './omb.js';
