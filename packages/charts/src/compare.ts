@@ -1,5 +1,11 @@
 // Charts that put finished runs side by side: the percentile ladder and the headline figures.
-import { type LatencySummary, type RunSummary, type Sample, scenarioDifferences } from '@kbench/schema';
+import {
+  distinctNames,
+  type LatencySummary,
+  type RunSummary,
+  type Sample,
+  scenarioDifferences,
+} from '@kbench/schema';
 import type { BarSeriesOption, EChartsOption, LineSeriesOption } from 'echarts';
 import { backlogChart, latencyChart, throughputChart } from './charts.js';
 import { type ChartSpec, PALETTE } from './common.js';
@@ -32,6 +38,23 @@ function base(title: string): EChartsOption {
   };
 }
 
+const LEGEND_ROW = 22;
+
+/** About how many rows a plain legend of these labels takes in a chart 480 px wide (12 px type). */
+function legendRows(labels: string[], width = 480): number {
+  let rows = 1;
+  let x = 0;
+  for (const label of labels) {
+    const item = 25 + 5 + label.length * 6.6 + 10;
+    if (x > 0 && x + item > width) {
+      rows++;
+      x = 0;
+    }
+    x += item;
+  }
+  return rows;
+}
+
 /** Latency percentiles p50 .. p99.99 and max, one line per run, on a log scale. */
 export function percentileLadderChart(
   runs: RunResult[],
@@ -57,6 +80,13 @@ export function percentileLadderChart(
     title,
     option: {
       ...base(title),
+      // A legend of long labels wraps to more rows: the plot starts below the last.
+      grid: {
+        left: 72,
+        right: 32,
+        top: 72 + (legendRows(runs.map((r) => r.label)) - 1) * LEGEND_ROW,
+        bottom: 56,
+      },
       legend: { top: 28, data: runs.map((r) => r.label) },
       xAxis: {
         type: 'category',
@@ -70,6 +100,9 @@ export function percentileLadderChart(
     },
   };
 }
+
+/** The plot width a bar chart's labels may share: a compare page's chart at its narrowest. */
+const BARS_WIDTH = 420;
 
 /** One bar per run for a headline figure. */
 function barsChart(
@@ -96,7 +129,18 @@ function barsChart(
     option: {
       ...base(title),
       tooltip: { trigger: 'item' },
-      xAxis: { type: 'category', data: runs.map((r) => r.label), axisLabel: { interval: 0 } },
+      // Every run's label under its bar, wrapped to the bar's share of the width rather than overlapping.
+      grid: { left: 72, right: 32, top: 72, bottom: 72 },
+      xAxis: {
+        type: 'category',
+        data: runs.map((r) => r.label),
+        axisLabel: {
+          interval: 0,
+          width: Math.floor(BARS_WIDTH / runs.length),
+          overflow: 'break',
+          lineHeight: 13,
+        },
+      },
       yAxis: { type: 'value', name: unit, nameLocation: 'end', min: 0 },
       series,
     },
@@ -151,9 +195,32 @@ export function knobChart(runs: RunResult[], knob: string, values: string[]): Ch
   };
 }
 
-/** A short, distinct legend label for a run: its id prefix and scenario name. */
+/** A short legend label for a run: its id prefix and scenario name. */
 export function runLabel(run: { id: string; scenario: { name: string } }): string {
   return `${run.id.slice(0, 6)} ${run.scenario.name}`.slice(0, 40);
+}
+
+/** Legend labels for runs compared: each id prefix and the part of each name that differs from the others'. */
+export function runLabels(runs: { id: string; scenario: { name: string } }[]): string[] {
+  const names = distinctNames(
+    runs.map((r) => r.scenario.name),
+    33,
+  );
+  return runs.map((r, i) => `${r.id.slice(0, 6)} ${names[i]}`);
+}
+
+/** Stored runs and their samples as a comparison draws them: labelled apart, each with its scenario. */
+export function comparedRuns(
+  runs: { id: string; scenario: { name: string }; summary: RunSummary | null }[],
+  samples: Sample[][],
+): RunResult[] {
+  const labels = runLabels(runs);
+  return runs.map((run, i) => ({
+    label: labels[i] ?? run.id,
+    summary: run.summary,
+    samples: samples[i] ?? [],
+    scenario: run.scenario,
+  }));
 }
 
 /** The set a comparison shows, in order. */

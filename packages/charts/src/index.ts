@@ -10,12 +10,14 @@ export {
 export { type ChartSpec, type FaultMark, PALETTE, type RunSeries, WARMUP_SHADE } from './common.js';
 export {
   compareCharts,
+  comparedRuns,
   knobChart,
   percentileLadderChart,
   publishP99Chart,
   type RunResult,
   recordsPerSecChart,
   runLabel,
+  runLabels,
 } from './compare.js';
 export { compareReportHtml, compareReportMarkdown, type ReportRun } from './report.js';
 export { DEFAULT_SVG_SIZE, renderSvg } from './svg.js';

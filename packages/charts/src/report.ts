@@ -2,7 +2,7 @@
 // HTML is self-contained (charts inline as SVG); Markdown links chart files written beside it.
 import { concurrentWarning, type RunRecord, type Sample, scenarioDifferences } from '@kbench/schema';
 import type { ChartSpec } from './common.js';
-import { compareCharts, runLabel } from './compare.js';
+import { compareCharts, comparedRuns } from './compare.js';
 import { renderSvg } from './svg.js';
 
 export interface ReportRun {
@@ -48,7 +48,10 @@ function concurrentWarnings(runs: RunRecord[]): string[] {
 
 function charts(entries: ReportRun[]): ChartSpec[] {
   return compareCharts(
-    entries.map((e) => ({ label: runLabel(e.run), summary: e.run.summary, samples: e.samples })),
+    comparedRuns(
+      entries.map((e) => e.run),
+      entries.map((e) => e.samples),
+    ),
   );
 }
 

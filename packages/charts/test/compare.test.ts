@@ -130,6 +130,27 @@ describe('the knob curve', () => {
   });
 });
 
+describe('stored runs compared', () => {
+  it("are labelled by the part of their names that differs, and a sweep's runs get their curve", async () => {
+    const { parseScenario } = await import('@kbench/schema');
+    const { comparedRuns } = await import('../src/index.js');
+    const stored = [100, 1000].map((size, i) => ({
+      id: `run${i}0000000`,
+      scenario: {
+        ...parseScenario({ producers: { messageSize: size } }),
+        name: `a scenario with a name much longer than forty characters [producers.messageSize=${size}]`,
+      },
+      summary: runs[i]?.summary ?? null,
+    }));
+    const compared = comparedRuns(stored, [[], []]);
+    expect(compared.map((r) => r.label)).toEqual([
+      'run000 a…[producers.messageSize=100]',
+      'run100 a…[producers.messageSize=1000]',
+    ]);
+    expect(compareCharts(compared)[0]?.id).toBe('knob-curve');
+  });
+});
+
 describe('fault markers', () => {
   it('mark each fault of the timeline on the time charts', async () => {
     const { runCharts } = await import('../src/index.js');
