@@ -39,6 +39,55 @@ export function table(rows: string[][], align: ('l' | 'r')[] = []): string {
     .join('\n');
 }
 
+/** Text cut into lines of at most `width` characters, at spaces where it can be. */
+export function wrapText(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let rest = text;
+  while (rest.length > width) {
+    const space = rest.lastIndexOf(' ', width);
+    const cut = space > 0 ? space : width;
+    lines.push(rest.slice(0, cut));
+    rest = rest.slice(cut).trimStart();
+  }
+  lines.push(rest);
+  return lines;
+}
+
+/**
+ * A table no wider than `width` columns for a terminal: cells after the first wrap at `cellWidth`, and
+ * columns that do not fit go on in further blocks below, each repeating the first column.
+ */
+export function fitTable(rows: string[][], align: ('l' | 'r')[] = [], width = 120, cellWidth = 30): string {
+  const lines = rows.flatMap((row) => {
+    const cells = row.map((cell, i) => (i === 0 ? [cell] : wrapText(cell, cellWidth)));
+    const height = Math.max(...cells.map((c) => c.length));
+    return Array.from({ length: height }, (_, line) => cells.map((c) => c[line] ?? ''));
+  });
+  const widths = (lines[0] ?? []).map((_, i) => Math.max(...lines.map((line) => (line[i] ?? '').length)));
+  const first = widths[0] ?? 0;
+  const blocks: number[][] = [[]];
+  let used = first;
+  for (let i = 1; i < widths.length; i++) {
+    const block = blocks.at(-1) as number[];
+    const needed = 2 + (widths[i] ?? 0);
+    if (block.length > 0 && used + needed > width) {
+      blocks.push([i]);
+      used = first + needed;
+    } else {
+      block.push(i);
+      used += needed;
+    }
+  }
+  return blocks
+    .map((columns) => {
+      const picked = lines
+        .map((line) => [line[0] ?? '', ...columns.map((i) => line[i] ?? '')])
+        .filter((line) => line.some((cell) => cell !== ''));
+      return table(picked, [align[0] ?? 'l', ...columns.map((i) => align[i] ?? 'l')]);
+    })
+    .join('\n\n');
+}
+
 function latencyRow(label: string, l: LatencySummary | null): string[] {
   if (!l) return [label, '-', '-', '-', '-', '-', '-', '-'];
   return [

@@ -23,7 +23,7 @@ Usage:
   kbench sweep <scenario> [same options as run]      (a scenario with sweep: { knob, values })
   kbench list [--json] [--status S] [--search TEXT] [--limit N]
   kbench show <run-id> [--json]
-  kbench compare <run-id> <run-id>... [--json] [--svg DIR] [--png DIR] [--report FILE.html|.md]
+  kbench compare <run-id> <run-id>... [--baseline ID] [--json] [--svg DIR] [--png DIR] [--report FILE.html|.md]
   kbench export <run-id>... --csv|--svg|--png|--json|--omb [--out DIR]
   kbench import omb <workload.yaml> [driver.yaml] [--out FILE]  (an OpenMessaging Benchmark workload)
   kbench reproduce <folder>|--all [--quick] [--out DIR] [--concurrent]  (a published benchmark: runs, a report)
@@ -57,6 +57,8 @@ Options of run:
                           refused, exit 2); both runs record concurrentWith and are marked as such
 
 Options of compare:
+  --baseline ID           one of the runs compared (id or prefix): every other run's figures show their
+                          change against its, +x% / -y% (with --json: baseline and changes in percent)
   --json                  the runs' summaries and the settings that differ, as JSON
   --svg DIR, --png DIR    write the comparison charts (percentile ladder, headline bars, time series)
   --report FILE           a self-contained HTML report (FILE.html) or Markdown with chart files (FILE.md)

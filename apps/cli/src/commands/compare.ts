@@ -1,10 +1,20 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { compareCharts, compareReportHtml, compareReportMarkdown, runLabel } from '@kbench/charts';
+import { compareCharts, comparedRuns, compareReportHtml, compareReportMarkdown } from '@kbench/charts';
 import type { History } from '@kbench/history';
-import { concurrentWarning, type RunRecord, scenarioDifferences } from '@kbench/schema';
+import {
+  changeText,
+  concurrentWarning,
+  distinctNames,
+  figureOf,
+  HEADLINE_FIGURES,
+  type HeadlineFigure,
+  percentChange,
+  type RunRecord,
+  scenarioDifferences,
+} from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
-import { fmtMs, fmtNumber, table } from '../format.js';
+import { fitTable, fmtMs, fmtNumber } from '../format.js';
 import { writeCharts } from '../images.js';
 import { openHistory } from '../open-history.js';
 import { UsageError } from '../usage.js';
@@ -20,26 +30,37 @@ export async function loadRuns(history: History, ids: string[], command: string)
   return runs;
 }
 
-function headlineRows(runs: RunRecord[]): string[][] {
-  const s = runs.map((r) => r.summary);
-  const row = (label: string, f: (i: number) => string) => [label, ...runs.map((_, i) => f(i))];
+/** Where a figure is printed in a terminal's narrow columns. */
+const FIGURE_TEXT: Record<HeadlineFigure['unit'], (value: number) => string> = {
+  'rec/s': (v) => fmtNumber(v),
+  'MB/s': (v) => fmtNumber(v, 2),
+  ms: fmtMs,
+  cores: (v) => fmtNumber(v, 2),
+};
+
+/** Each run's figure, and for the runs other than the baseline its change against the baseline's. */
+function figureRow(figure: HeadlineFigure, runs: RunRecord[], baseline: RunRecord | undefined): string[] {
+  const base = baseline ? figureOf(figure, baseline.summary) : null;
   return [
-    row('status', (i) => runs[i]?.status ?? ''),
-    row('target', (i) => {
-      const env = runs[i]?.environment;
-      return env?.profile ? `${env.target} (${env.profile})` : (env?.target ?? '');
+    figure.label,
+    ...runs.map((run) => {
+      const value = figureOf(figure, run.summary);
+      if (value === null) return '-';
+      const change = run === baseline ? null : changeText(value, base);
+      return change === null
+        ? FIGURE_TEXT[figure.unit](value)
+        : `${FIGURE_TEXT[figure.unit](value)} (${change})`;
     }),
-    row('driver', (i) => runs[i]?.environment.driver ?? ''),
-    row('produced rec/s', (i) => (s[i] ? fmtNumber(s[i].produced.recordsPerSec) : '-')),
-    row('produced MB/s', (i) => (s[i] ? fmtNumber(s[i].produced.mbPerSec, 2) : '-')),
-    row('consumed rec/s', (i) => (s[i] ? fmtNumber(s[i].consumed.recordsPerSec) : '-')),
-    row('publish p50', (i) => fmtMs(s[i]?.publishLatencyMs?.p50)),
-    row('publish p99', (i) => fmtMs(s[i]?.publishLatencyMs?.p99)),
-    row('publish p99.9', (i) => fmtMs(s[i]?.publishLatencyMs?.p999)),
-    row('publish max', (i) => fmtMs(s[i]?.publishLatencyMs?.max)),
-    row('end-to-end p50', (i) => fmtMs(s[i]?.endToEndLatencyMs?.p50)),
-    row('end-to-end p99', (i) => fmtMs(s[i]?.endToEndLatencyMs?.p99)),
-    row('client cores', (i) => (s[i]?.client ? fmtNumber(s[i].client.cpuCores, 2) : '-')),
+  ];
+}
+
+function headlineRows(runs: RunRecord[], baseline: RunRecord | undefined): string[][] {
+  const row = (label: string, f: (run: RunRecord) => string) => [label, ...runs.map(f)];
+  return [
+    row('status', (run) => run.status),
+    row('target', ({ environment: env }) => (env.profile ? `${env.target} (${env.profile})` : env.target)),
+    row('driver', (run) => run.environment.driver),
+    ...HEADLINE_FIGURES.map((figure) => figureRow(figure, runs, baseline)),
   ];
 }
 
@@ -72,13 +93,15 @@ export async function compareCommand(argv: string[]): Promise<number> {
     svg: { type: 'string' },
     png: { type: 'string' },
     report: { type: 'string' },
+    baseline: { type: 'string' },
   });
   if (positionals.length < 2 || positionals.length > 8) {
     throw new UsageError('kbench compare: give 2 to 8 run ids (see kbench list)');
   }
   const history = await openHistory();
   const runs = await loadRuns(history, positionals, 'compare');
-  const labels = runs.map(runLabel);
+  const baseline =
+    values.baseline === undefined ? undefined : await baselineOf(history, runs, values.baseline);
   const differences = scenarioDifferences(runs.map((r) => r.scenario));
   for (const [format, dir] of [
     ['svg', values.svg],
@@ -87,38 +110,73 @@ export async function compareCommand(argv: string[]): Promise<number> {
     if (dir === undefined) continue;
     await mkdir(dir, { recursive: true });
     const samples = await Promise.all(runs.map((r) => history.getSamples(r.id)));
-    const charts = compareCharts(
-      runs.map((r, i) => ({
-        label: labels[i] ?? r.id,
-        summary: r.summary,
-        samples: samples[i] ?? [],
-        scenario: r.scenario,
-      })),
-    );
+    const charts = compareCharts(comparedRuns(runs, samples));
     const files = await writeCharts(charts, path.resolve(dir), 'kbench-compare', format);
     process.stderr.write(`wrote ${files.length} ${format.toUpperCase()} charts to ${path.resolve(dir)}\n`);
   }
   if (values.report !== undefined) await writeReport(history, runs, values.report);
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ runs, differences }, null, 2)}\n`);
+    const changes = baseline ? { baseline: baseline.id, changes: changesAgainst(runs, baseline) } : {};
+    process.stdout.write(`${JSON.stringify({ runs, differences, ...changes }, null, 2)}\n`);
     return 0;
   }
-  process.stdout.write(`${comparisonText(runs)}\n`);
+  process.stdout.write(`${comparisonText(runs, baseline)}\n`);
   return 0;
 }
 
-/** The headline figures side by side, then the scenario settings that differ. */
-export function comparisonText(runs: RunRecord[]): string {
+/** The run `--baseline` names (an id or prefix), which must be one of those compared. */
+async function baselineOf(history: History, runs: RunRecord[], id: string): Promise<RunRecord> {
+  const [named] = await loadRuns(history, [id], 'compare --baseline');
+  const baseline = runs.find((r) => r.id === named?.id);
+  if (!baseline)
+    throw new UsageError(
+      `kbench compare: --baseline ${id} is not one of the runs compared; give it among the run ids too`,
+    );
+  return baseline;
+}
+
+/** Each headline figure's change against the baseline in percent, one value per run (null for the baseline). */
+function changesAgainst(
+  runs: RunRecord[],
+  baseline: RunRecord,
+): { figure: string; percent: (number | null)[] }[] {
+  return HEADLINE_FIGURES.map((figure) => {
+    const base = figureOf(figure, baseline.summary);
+    return {
+      figure: figure.label,
+      percent: runs.map((run) =>
+        run === baseline ? null : percentChange(figureOf(figure, run.summary), base),
+      ),
+    };
+  });
+}
+
+/** Room for a run's name on its line above the table: 120 columns less the id, the indents and the baseline's mark. */
+const BASELINE_MARK = '  (baseline)';
+const NAME_WIDTH = 120 - 16 - BASELINE_MARK.length;
+
+/**
+ * The runs (id and name), then their headline figures side by side (with each run's change against the
+ * baseline, given one), then the scenario settings that differ; no line wider than 120 columns.
+ */
+export function comparisonText(runs: RunRecord[], baseline?: RunRecord): string {
   const differences = scenarioDifferences(runs.map((r) => r.scenario));
+  const names = distinctNames(
+    runs.map((r) => r.scenario.name),
+    NAME_WIDTH,
+  );
   const header = ['', ...runs.map((r) => r.id)];
-  const names = ['scenario', ...runs.map((r) => r.scenario.name)];
-  const out = [table([header, names, ...headlineRows(runs)], ['l', ...runs.map(() => 'r' as const)])];
+  const out = [
+    `runs compared:\n${runs.map((r, i) => `  ${r.id}  ${names[i]}${r === baseline ? BASELINE_MARK : ''}`).join('\n')}\n`,
+  ];
+  if (baseline) out.push(`changes in brackets are against the baseline run, ${baseline.id}\n`);
+  out.push(fitTable([header, ...headlineRows(runs, baseline)], ['l', ...runs.map(() => 'r' as const)]));
   for (const run of runs.filter((r) => r.concurrentWith))
     out.push(`warning: ${run.id} ${concurrentWarning(run.concurrentWith ?? [])}`);
   out.push(
     differences.length === 0
       ? '\nscenario settings: identical'
-      : `\nscenario settings that differ:\n${table([['', ...runs.map((r) => r.id)], ...differences.map((d) => [d.path, ...d.values])])}`,
+      : `\nscenario settings that differ:\n${fitTable([header, ...differences.map((d) => [d.path, ...d.values])])}`,
   );
   return out.join('\n');
 }

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { compareCharts, faultMarks, runCharts, runLabel } from '@kbench/charts';
+import { compareCharts, comparedRuns, faultMarks, runCharts } from '@kbench/charts';
 import { runsToCsv, samplesToCsv } from '@kbench/history';
 import type { RunListItem, RunRecord } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
@@ -72,15 +72,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
         )),
       );
     } else {
-      const labels = runs.map(runLabel);
-      const charts = compareCharts(
-        runs.map((r, i) => ({
-          label: labels[i] ?? r.id,
-          summary: r.summary,
-          samples: samples[i] ?? [],
-          scenario: r.scenario,
-        })),
-      );
+      const charts = compareCharts(comparedRuns(runs, samples));
       written.push(...(await writeCharts(charts, dir, 'kbench-compare', format)));
     }
   }
