@@ -207,6 +207,13 @@ export const FIELD_INFO: FieldInfo[] = [
     help: 'Idempotent producer (sequence numbers).',
     advanced: true,
   },
+  {
+    path: 'producers.config',
+    kind: 'json',
+    label: 'Producer properties',
+    help: 'Kafka producer properties by name, e.g. { "buffer.memory": 33554432 }; refused by name where the driver cannot honour one.',
+    advanced: true,
+  },
   { path: 'consumers.count', kind: 'integer', label: 'Consumers', help: 'Consumers per group.' },
   {
     path: 'consumers.groups',
@@ -226,6 +233,13 @@ export const FIELD_INFO: FieldInfo[] = [
     kind: 'size',
     label: 'Backlog',
     help: 'Bytes written before the measured phase, e.g. 2GB (at most 1TB, and it must fit the disk).',
+  },
+  {
+    path: 'consumers.config',
+    kind: 'json',
+    label: 'Consumer properties',
+    help: 'Kafka consumer properties by name, e.g. { "fetch.max.wait.ms": 500 }; refused by name where the driver cannot honour one.',
+    advanced: true,
   },
   {
     path: 'findMax.publishP99Ms',

@@ -1,5 +1,7 @@
 // OpenMessaging Benchmark interop, import side: an OMB workload (what load) and optionally its
 // Kafka driver file (which system settings) become one kbench scenario, naming what did not map.
+// The driver file's client properties are carried over by their Kafka names (client-config.ts).
+import { CLIENT_PROPERTIES, type ClientDriver } from './client-config.js';
 
 /** An OMB field (or driver setting) kbench could not carry over, and why. */
 export interface Unmapped {
@@ -105,7 +107,7 @@ export function ombToScenario(workload: unknown, driver?: unknown): OmbImport {
     if (!handled.has(field)) skip(field, 'no kbench knob for it');
   }
 
-  if (driver !== undefined) applyDriver(driver, { scenario, topics, producers }, skip);
+  if (driver !== undefined) applyDriver(driver, { scenario, topics, producers, consumers }, skip);
   // OMB sends the payload file's whole content as every record's value; both kbench drivers do too.
   // OMB's path is relative to where OMB runs; the importer's caller resolves it to a file it can read.
   if (typeof payload === 'string' && payload !== '') {
@@ -117,22 +119,60 @@ export function ombToScenario(workload: unknown, driver?: unknown): OmbImport {
   return { scenario, unmapped };
 }
 
-const PRODUCER_KNOBS: Record<string, (v: string) => [string, unknown]> = {
-  acks: (v) => ['acks', v === '-1' ? 'all' : /^\d+$/.test(v) ? Number(v) : v],
-  'linger.ms': (v) => ['lingerMs', Number(v)],
-  'batch.size': (v) => ['batchSize', Number(v)],
-  'compression.type': (v) => ['compression', v],
-  'enable.idempotence': (v) => ['idempotence', v === 'true'],
-  'max.in.flight.requests.per.connection': (v) => ['maxInFlight', Number(v)],
-};
+type Role = 'producers' | 'consumers';
+
+/**
+ * Carries an OMB Kafka property over to `role` of the scenario: a knob it duplicates, or the
+ * role's config, when `driver` honours it; otherwise names why not.
+ */
+function carryProperty(
+  role: Role,
+  name: string,
+  value: string,
+  into: { section: Obj; driver: ClientDriver },
+): string | null {
+  const property = CLIENT_PROPERTIES[role][name];
+  const word = role === 'producers' ? 'producer' : 'consumer';
+  if (!property) return `kbench passes no ${word} property of this name through`;
+  if (property.drivers[into.driver] === undefined)
+    return `the ${into.driver} driver cannot honour it as a ${word} property`;
+  if (property.knob) {
+    // A knob the workload set already (consumers start at its backlog) stays as the workload says.
+    if (into.section[property.knob] !== undefined)
+      return `${role}.${property.knob} is set by the workload (${String(into.section[property.knob])})`;
+    into.section[property.knob] = value;
+  } else {
+    const config = (into.section.config ?? {}) as Obj;
+    config[name] = value;
+    into.section.config = config;
+  }
+  return null;
+}
 
 function applyDriver(
   driver: unknown,
-  into: { scenario: Obj; topics: Obj; producers: Obj },
+  into: { scenario: Obj; topics: Obj; producers: Obj; consumers: Obj },
   skip: (field: string, reason: string) => void,
 ): void {
   if (!isObj(driver)) throw new Error('an OMB driver file must be a YAML object of fields');
-  const { scenario, topics, producers } = into;
+  const { scenario, topics, producers, consumers } = into;
+  const runsOn = scenario.driver as ClientDriver;
+  const carry = (field: string, roles: Role[], text: unknown) => {
+    for (const [k, v] of parseProperties(text)) {
+      if (k === 'bootstrap.servers') {
+        skip(
+          `${field}.${k}`,
+          'the scenario targets the bundled broker; --set target=host:port for a cluster',
+        );
+        continue;
+      }
+      const reasons = roles.map((role) =>
+        carryProperty(role, k, v, { section: role === 'producers' ? producers : consumers, driver: runsOn }),
+      );
+      // A common property is carried if either role takes it.
+      if (reasons.every((r) => r !== null)) skip(`${field}.${k}`, reasons.join('; '));
+    }
+  };
   for (const [field, value] of Object.entries(driver)) {
     if (field === 'name') continue;
     if (field === 'driverClass') {
@@ -152,26 +192,9 @@ function applyDriver(
         else config[k] = v;
       }
       if (Object.keys(config).length) topics.config = config;
-    } else if (field === 'producerConfig') {
-      for (const [k, v] of parseProperties(value)) {
-        const knob = PRODUCER_KNOBS[k];
-        if (knob) {
-          const [name, mapped] = knob(v);
-          producers[name] = mapped;
-        } else skip(`producerConfig.${k}`, 'no kbench producer knob for it');
-      }
-    } else if (field === 'commonConfig') {
-      for (const [k] of parseProperties(value)) {
-        skip(
-          `commonConfig.${k}`,
-          k === 'bootstrap.servers'
-            ? 'the scenario targets the bundled broker; --set target=host:port for a cluster'
-            : 'no kbench knob for it',
-        );
-      }
-    } else if (field === 'consumerConfig') {
-      for (const [k] of parseProperties(value))
-        skip(`consumerConfig.${k}`, 'kbench consumers use their own settings');
-    } else skip(field, 'no kbench knob for it');
+    } else if (field === 'producerConfig') carry(field, ['producers'], value);
+    else if (field === 'consumerConfig') carry(field, ['consumers'], value);
+    else if (field === 'commonConfig') carry(field, ['producers', 'consumers'], value);
+    else skip(field, 'no kbench knob for it');
   }
 }

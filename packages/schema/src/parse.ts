@@ -1,7 +1,35 @@
 import { parse as parseYaml, stringify as stringifyYaml, YAMLParseError } from 'yaml';
+import { clientConfigConflicts } from './client-config.js';
 import { fieldsKey, issuesFromZod, ScenarioError, type ScenarioIssue } from './errors.js';
 import { KNOWN_FIELDS } from './fields.js';
 import { type Scenario, scenarioSchema } from './scenario.js';
+
+/**
+ * Knobs that are maps of Kafka names (which hold dots): in a knob path, everything after one of
+ * these is the name, so `producers.config.fetch.max.wait.ms` sets the property fetch.max.wait.ms.
+ */
+export const NAMED_MAP_KNOBS = ['topics.config', 'producers.config', 'consumers.config'] as const;
+
+/** A knob path as the keys it sets, with a Kafka name inside a map knob kept whole. */
+function knobParts(knob: string): string[] {
+  for (const map of NAMED_MAP_KNOBS) {
+    if (knob.startsWith(`${map}.`) && knob.length > map.length + 1) {
+      return [...map.split('.'), knob.slice(map.length + 1)];
+    }
+  }
+  return knob.split('.');
+}
+
+/** The scenario's issues, including those only the text as written shows. */
+function validate(input: unknown) {
+  const parsed = scenarioSchema.safeParse(input);
+  const conflicts = clientConfigConflicts(input);
+  if (parsed.success && conflicts.length === 0) return { ok: true as const, scenario: parsed.data };
+  return {
+    ok: false as const,
+    issues: [...(parsed.success ? [] : issuesFromZod(parsed.error)), ...conflicts],
+  };
+}
 
 /** Reads YAML or JSON text (JSON is YAML) into a plain value, with the line of a syntax error. */
 export function readScenarioText(text: string, source?: string): unknown {
@@ -30,9 +58,9 @@ export function checkScenario(input: unknown): CheckResult {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     return { ok: false, issues: [{ path: '', message: 'a scenario must be an object of fields' }] };
   }
-  const parsed = scenarioSchema.safeParse(input);
-  if (!parsed.success) return { ok: false, issues: issuesFromZod(parsed.error) };
-  const scenario = parsed.data;
+  const parsed = validate(input);
+  if (!parsed.ok) return parsed;
+  const scenario = parsed.scenario;
   if (scenario.sweep) {
     const issues = checkSweep(input as Record<string, unknown>, scenario.sweep);
     if (issues.length > 0) return { ok: false, issues };
@@ -54,7 +82,9 @@ export function knobPaths(): string[] {
 }
 
 function checkKnob(knob: string): string | undefined {
-  const parts = knob.split('.');
+  const parts = knobParts(knob);
+  // A property inside a map knob: the scenario's check names an unknown one.
+  if (parts.length === 3 && NAMED_MAP_KNOBS.some((m) => knob.startsWith(`${m}.`))) return undefined;
   const parent = parts.slice(0, -1).join('.');
   const fields = KNOWN_FIELDS.get(fieldsKey(parts.slice(0, -1)));
   if (!fields) return `unknown knob ${JSON.stringify(knob)}: ${JSON.stringify(parent)} has no fields`;
@@ -71,7 +101,7 @@ export function setKnob(raw: unknown, knob: string, value: unknown): Record<stri
   const problem = checkKnob(knob);
   if (problem) throw new ScenarioError([{ path: knob, message: problem }]);
   const root = structuredClone((raw ?? {}) as Record<string, unknown>);
-  const parts = knob.split('.');
+  const parts = knobParts(knob);
   let node: Record<string, unknown> = root;
   for (const part of parts.slice(0, -1)) {
     const next = node[part];
@@ -113,9 +143,9 @@ function checkSweep(
   const issues: ScenarioIssue[] = [];
   sweep.values.forEach((value, i) => {
     const variant = setKnob(withoutSweep(raw), sweep.knob, value);
-    const parsed = scenarioSchema.safeParse(variant);
-    if (!parsed.success) {
-      for (const issue of issuesFromZod(parsed.error)) {
+    const parsed = validate(variant);
+    if (!parsed.ok) {
+      for (const issue of parsed.issues) {
         issues.push({ path: `sweep.values[${i}]`, message: `${issue.path}: ${issue.message}` });
       }
     }

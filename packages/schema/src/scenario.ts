@@ -1,8 +1,16 @@
 // The scenario file: what load to send, where, and for how long. Every default lives here, once.
 import { z } from 'zod';
+import {
+  type ClientRole,
+  clientConfigSchema,
+  type ResolvedClientConfig,
+  resolveClientConfig,
+} from './client-config.js';
 import { bool, closedObject, duration, integer, oneOf, size, text } from './fields.js';
 import { messageSizeSchema } from './message-size.js';
 import { parseDurationMs } from './units.js';
+
+export * from './client-config.js';
 
 export const ACKS = [0, 1, 'all'] as const;
 export const COMPRESSION = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
@@ -80,7 +88,7 @@ const topics = closedObject('topics', {
   ifExists: oneOf(IF_TOPIC_EXISTS).default('fail'),
 });
 
-const producers = closedObject('producers', {
+const producerFields = {
   count: integer(0, 1000).default(1),
   acks: oneOf(ACKS, { '-1': 'all' }).default(1),
   messageSize: messageSizeSchema.default(100),
@@ -91,14 +99,33 @@ const producers = closedObject('producers', {
   lingerMs: integer(0, 60_000).default(0),
   maxInFlight: integer(1, 1000).default(5),
   idempotence: bool().default(false),
-});
+  /** Kafka producer properties passed through to the driver (client-config.ts). */
+  config: clientConfigSchema('producers').default({}),
+};
+const producers = closedObject('producers', producerFields);
 
-const consumers = closedObject('consumers', {
+const consumerFields = {
   count: integer(0, 1000).default(0),
   groups: integer(1, 100).default(1),
   startAt: oneOf(START_AT).default('latest'),
   backlog: size({ max: MAX_BACKLOG_BYTES }).default(0),
-});
+  /** Kafka consumer properties passed through to the driver (client-config.ts). */
+  config: clientConfigSchema('consumers').default({}),
+};
+const consumers = closedObject('consumers', consumerFields);
+
+const KNOB_FIELDS: Record<ClientRole, Record<string, z.ZodType>> = {
+  producers: producerFields,
+  consumers: consumerFields,
+};
+
+/** Checks a value with a knob's own rule, for a property that sets that knob. */
+function knobValue(role: ClientRole, knob: string, value: unknown) {
+  const parsed = KNOB_FIELDS[role][knob]?.safeParse(value);
+  if (!parsed) return { ok: false as const, message: `no knob ${role}.${knob}` };
+  if (parsed.success) return { ok: true as const, value: parsed.data };
+  return { ok: false as const, message: parsed.error.issues.map((i) => i.message).join('; ') };
+}
 
 const fault = closedObject('faults.*', {
   at: duration(),
@@ -192,10 +219,22 @@ export const scenarioSchema = scenarioShape.transform((s, ctx): Scenario => {
       message: 'set either duration or records, not both',
     });
   }
+  // Properties that duplicate a knob set it; the rest stay in config. The driver must honour each.
+  const [producerConfig, consumerConfig] = (['producers', 'consumers'] as const).map((role) =>
+    resolveClientConfig(
+      role,
+      s[role].config,
+      s.driver,
+      (knob, value) => knobValue(role, knob, value),
+      (name, message) => ctx.addIssue({ code: 'custom', path: [role, 'config', name], message }),
+    ),
+  ) as [ResolvedClientConfig, ResolvedClientConfig];
   const resolved = {
     ...s,
+    producers: { ...s.producers, ...producerConfig.knobs, config: producerConfig.config },
+    consumers: { ...s.consumers, ...consumerConfig.knobs, config: consumerConfig.config },
     duration: s.records === undefined ? (s.duration ?? DEFAULT_DURATION) : s.duration,
-  };
+  } as Scenario;
   const durationMs = resolved.duration === undefined ? undefined : parseDurationMs(resolved.duration);
   const warmupMs = parseDurationMs(resolved.warmup) ?? 0;
   if (durationMs !== undefined && warmupMs >= durationMs) {

@@ -29,7 +29,13 @@ describe('ombToScenario', () => {
       batchSize: 1048576,
       compression: 'lz4',
     });
-    expect(s.consumers).toMatchObject({ count: 1, groups: 1, startAt: 'latest' });
+    // auto.offset.reset=earliest sets the knob it duplicates; enable.auto.commit passes through.
+    expect(s.consumers).toMatchObject({
+      count: 1,
+      groups: 1,
+      startAt: 'earliest',
+      config: { 'enable.auto.commit': false },
+    });
     // OMB's default one-minute warm-up comes before its 15 test minutes; kbench's duration holds both.
     expect(s.duration).toBe('16m');
     expect(s.warmup).toBe('60s');
@@ -49,13 +55,7 @@ describe('ombToScenario', () => {
       fixture('kafka-throughput.yaml'),
     );
     expect(unmapped.map((u) => u.field).sort()).toEqual(
-      [
-        'commonConfig.bootstrap.servers',
-        'commonConfig.default.api.timeout.ms',
-        'consumerConfig.auto.offset.reset',
-        'consumerConfig.enable.auto.commit',
-        'reset',
-      ].sort(),
+      ['commonConfig.bootstrap.servers', 'commonConfig.default.api.timeout.ms', 'reset'].sort(),
     );
   });
 
@@ -77,6 +77,41 @@ describe('ombToScenario', () => {
         'randomizedPayloadPoolSize',
       ]),
     );
+  });
+
+  it('carries producer, consumer and common client properties over by their Kafka names', () => {
+    const { scenario, unmapped } = ombToScenario(fixture('1-topic-16-partitions-1kb.yaml'), {
+      driverClass: 'io.openmessaging.benchmark.driver.kafka.KafkaBenchmarkDriver',
+      commonConfig: 'request.timeout.ms=60000\nclient.id=omb',
+      producerConfig:
+        'buffer.memory=67108864\nmax.request.size=2097152\nmax.in.flight.requests.per.connection=1',
+      consumerConfig:
+        'fetch.min.bytes=1024\nfetch.max.wait.ms=100\nmax.partition.fetch.bytes=1048576\nsession.timeout.ms=30000',
+    });
+    const s = parseScenario(scenario);
+    expect(s.producers.maxInFlight).toBe(1);
+    expect(s.producers.config).toEqual({
+      'request.timeout.ms': 60000,
+      'buffer.memory': 67108864,
+      'max.request.size': 2097152,
+    });
+    expect(s.consumers.config).toEqual({
+      'fetch.min.bytes': 1024,
+      'fetch.max.wait.ms': 100,
+      'max.partition.fetch.bytes': 1048576,
+    });
+    // What the scenario's driver (native) cannot honour is named, with the reason.
+    expect(unmapped).toEqual([
+      {
+        field: 'commonConfig.client.id',
+        reason:
+          'the native driver cannot honour it as a producer property; the native driver cannot honour it as a consumer property',
+      },
+      {
+        field: 'consumerConfig.session.timeout.ms',
+        reason: 'the native driver cannot honour it as a consumer property',
+      },
+    ]);
   });
 
   it('refuses a workload that is not an object', () => {
