@@ -3,11 +3,11 @@
 import {
   type ChartSpec,
   compareCharts,
+  comparedRuns,
   compareReportHtml,
   faultMarks,
   renderSvg,
   runCharts,
-  runLabel,
 } from '@kbench/charts';
 import { renderPng } from '@kbench/charts/png';
 import type { FastifyInstance } from 'fastify';
@@ -35,12 +35,7 @@ export async function chartRoutes(app: FastifyInstance): Promise<void> {
         prefix: `kbench-${only.id}`,
       };
     }
-    const results = runs.map((r, i) => ({
-      label: runLabel(r),
-      summary: r.summary,
-      samples: samples[i] ?? [],
-    }));
-    return { charts: compareCharts(results), prefix: 'kbench-compare' };
+    return { charts: compareCharts(comparedRuns(runs, samples)), prefix: 'kbench-compare' };
   }
 
   app.get<ChartQuery>(

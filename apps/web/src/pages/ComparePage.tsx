@@ -1,6 +1,15 @@
-// 2 to 8 runs side by side: headline figures, the settings that differ, and every comparison chart.
-import { compareCharts, runLabel } from '@kbench/charts';
-import { scenarioDifferences } from '@kbench/schema';
+// 2 to 8 runs side by side: headline figures (as changes against a chosen baseline run), the
+// settings that differ, and every comparison chart.
+import { compareCharts, comparedRuns } from '@kbench/charts';
+import {
+  changeText,
+  distinctNames,
+  figureOf,
+  HEADLINE_FIGURES,
+  type HeadlineFigure,
+  percentChange,
+  scenarioDifferences,
+} from '@kbench/schema';
 import { useEffect, useMemo, useState } from 'react';
 import { api, type RunRecord, type Sample } from '../api';
 import { ConcurrentMark, ConcurrentWarning, ErrorNote, Panel, StatusBadge } from '../components/bits';
@@ -13,23 +22,55 @@ interface Loaded {
   samples: Sample[][];
 }
 
-const ROWS: { label: string; value: (r: RunRecord) => string }[] = [
+const SETTINGS_ROWS: { label: string; value: (r: RunRecord) => string }[] = [
   { label: 'Target', value: (r) => r.environment.target },
   { label: 'Driver', value: (r) => r.environment.driver },
-  { label: 'Produced', value: (r) => formatRecordsPerSec(r.summary?.produced.recordsPerSec) },
-  { label: 'Value bytes', value: (r) => formatMBPerSec(r.summary?.produced.mbPerSec) },
-  { label: 'Consumed', value: (r) => formatRecordsPerSec(r.summary?.consumed.recordsPerSec) },
-  { label: 'Publish p50', value: (r) => formatMs(r.summary?.publishLatencyMs?.p50) },
-  { label: 'Publish p99', value: (r) => formatMs(r.summary?.publishLatencyMs?.p99) },
-  { label: 'Publish p99.9', value: (r) => formatMs(r.summary?.publishLatencyMs?.p999) },
-  { label: 'Publish max', value: (r) => formatMs(r.summary?.publishLatencyMs?.max) },
-  { label: 'End-to-end p50', value: (r) => formatMs(r.summary?.endToEndLatencyMs?.p50) },
-  { label: 'End-to-end p99', value: (r) => formatMs(r.summary?.endToEndLatencyMs?.p99) },
 ];
+
+const FORMAT: Record<HeadlineFigure['unit'], (value: number | null) => string> = {
+  'rec/s': formatRecordsPerSec,
+  'MB/s': formatMBPerSec,
+  ms: formatMs,
+  cores: (value) => (value === null ? '–' : `${value.toFixed(2)} cores`),
+};
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** A run's figure, and beside it its change against the baseline's (coloured by whether it is better). */
+function FigureCell({
+  figure,
+  run,
+  baseline,
+}: {
+  figure: HeadlineFigure;
+  run: RunRecord;
+  baseline: RunRecord | undefined;
+}) {
+  const value = figureOf(figure, run.summary);
+  const base = baseline && baseline !== run ? figureOf(figure, baseline.summary) : null;
+  const change = percentChange(value, base);
+  const better =
+    change !== null && change !== 0 && figure.better !== undefined
+      ? change > 0 === (figure.better === 'higher')
+      : null;
+  return (
+    <td className="num">
+      {FORMAT[figure.unit](value)}
+      {change !== null && (
+        <span className={`delta${better === null ? '' : better ? ' better' : ' worse'}`} data-testid="delta">
+          {changeText(value, base)}
+        </span>
+      )}
+    </td>
+  );
+}
 
 export function ComparePage({ ids }: { ids: string[] }) {
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [error, setError] = useState<Error | null>(null);
+  const [baselineId, setBaselineId] = useState('');
   useEffect(() => {
     Promise.all([Promise.all(ids.map(api.run)), Promise.all(ids.map(api.samples))]).then(
       ([runs, samples]) => setLoaded({ runs, samples }),
@@ -37,16 +78,7 @@ export function ComparePage({ ids }: { ids: string[] }) {
     );
   }, [ids]);
   const charts = useMemo(
-    () =>
-      loaded
-        ? compareCharts(
-            loaded.runs.map((r, i) => ({
-              label: runLabel(r),
-              summary: r.summary,
-              samples: loaded.samples[i] ?? [],
-            })),
-          )
-        : [],
+    () => (loaded ? compareCharts(comparedRuns(loaded.runs, loaded.samples)) : []),
     [loaded],
   );
   const differences = useMemo(
@@ -63,6 +95,8 @@ export function ComparePage({ ids }: { ids: string[] }) {
   if (!loaded) return <p className="muted">Loading {ids.length} runs…</p>;
   const { runs } = loaded;
   const storedIds = runs.map((r) => r.id);
+  const names = distinctNames(runs.map((r) => r.scenario.name));
+  const baseline = runs.find((r) => r.id === baselineId);
   return (
     <div data-testid="compare-page">
       <div className="page-head">
@@ -80,28 +114,58 @@ export function ComparePage({ ids }: { ids: string[] }) {
         r.concurrentWith ? <ConcurrentWarning key={r.id} id={r.id} others={r.concurrentWith} /> : null,
       )}
       <Panel title="Headline figures (measured phase)" testId="compare-table">
-        <table className="table">
+        <label className="compare-baseline">
+          Changes against{' '}
+          <select
+            value={baselineId}
+            onChange={(e) => setBaselineId(e.target.value)}
+            data-testid="compare-baseline"
+          >
+            <option value="">no baseline</option>
+            {runs.map((r, i) => (
+              <option key={r.id} value={r.id}>
+                {r.id.slice(0, 6)} {names[i]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <table className="table compare-table">
           <thead>
             <tr>
               <th />
-              {runs.map((r) => (
+              {runs.map((r, i) => (
                 <th key={r.id}>
-                  <a href={href.run(r.id)}>{r.scenario.name}</a>
+                  <a href={href.run(r.id)} title={r.scenario.name}>
+                    {names[i]}
+                  </a>
                   <div className="id">{r.id}</div>
                   <StatusBadge status={r.status} />
+                  {r === baseline && (
+                    <span className="badge badge-baseline" data-testid="baseline-mark">
+                      baseline
+                    </span>
+                  )}
                   {r.concurrentWith && <ConcurrentMark others={r.concurrentWith} />}
                 </th>
               ))}
             </tr>
           </thead>
           <tbody>
-            {ROWS.map((row) => (
+            {SETTINGS_ROWS.map((row) => (
               <tr key={row.label}>
                 <td>{row.label}</td>
                 {runs.map((r) => (
                   <td key={r.id} className="num">
                     {row.value(r)}
                   </td>
+                ))}
+              </tr>
+            ))}
+            {HEADLINE_FIGURES.map((figure) => (
+              <tr key={figure.label}>
+                <td>{capitalized(figure.label)}</td>
+                {runs.map((r) => (
+                  <FigureCell key={r.id} figure={figure} run={r} baseline={baseline} />
                 ))}
               </tr>
             ))}
