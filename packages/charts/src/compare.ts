@@ -195,11 +195,6 @@ export function knobChart(runs: RunResult[], knob: string, values: string[]): Ch
   };
 }
 
-/** A short legend label for a run: its id prefix and scenario name. */
-export function runLabel(run: { id: string; scenario: { name: string } }): string {
-  return `${run.id.slice(0, 6)} ${run.scenario.name}`.slice(0, 40);
-}
-
 /** Legend labels for runs compared: each id prefix and the part of each name that differs from the others'. */
 export function runLabels(runs: { id: string; scenario: { name: string } }[]): string[] {
   const names = distinctNames(

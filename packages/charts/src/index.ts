@@ -16,7 +16,6 @@ export {
   publishP99Chart,
   type RunResult,
   recordsPerSecChart,
-  runLabel,
   runLabels,
 } from './compare.js';
 export { compareReportHtml, compareReportMarkdown, type ReportRun } from './report.js';
