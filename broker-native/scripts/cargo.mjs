@@ -1,7 +1,7 @@
 // Runs cargo for the host's target triple, the same one `napi build --platform` uses, so the addon,
 // the standalone binary and the tests share one set of compiled dependencies instead of three.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
@@ -13,9 +13,10 @@ execFileSync('cargo', [...args, '--target', host], { cwd: root, stdio: 'inherit'
 
 // The standalone binary is documented at target/release/kbench-broker.
 if (args[0] === 'build' && args.includes('kbench-broker')) {
+  // Copied beside it, then renamed over it: a kbench-broker still running from the old file keeps
+  // its inode, where copying in place fails with ETXTBSY.
+  const dest = join(root, 'target', 'release', 'kbench-broker');
   mkdirSync(join(root, 'target', 'release'), { recursive: true });
-  copyFileSync(
-    join(root, 'target', host, 'release', 'kbench-broker'),
-    join(root, 'target', 'release', 'kbench-broker'),
-  );
+  copyFileSync(join(root, 'target', host, 'release', 'kbench-broker'), `${dest}.new`);
+  renameSync(`${dest}.new`, dest);
 }
