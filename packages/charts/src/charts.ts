@@ -1,6 +1,15 @@
 // The four time charts of a run, and the set a run page shows.
 import { type BrokerNodeSample, type FaultEvent, parseDurationMs, type Sample } from '@kbench/schema';
-import { type ChartSpec, type FaultMark, PALETTE, perSecond, type RunSeries, timeChart } from './common.js';
+import {
+  type ChartSpec,
+  type FaultMark,
+  heading,
+  PALETTE,
+  perSecond,
+  type RunSeries,
+  runIdentity,
+  timeChart,
+} from './common.js';
 
 const MIB = 1024 * 1024;
 
@@ -100,6 +109,8 @@ const STORED_DATA_CHART_MIN_GROWTH = 1024 ** 3;
  */
 export function storedDataChart(runs: RunSeries[]): ChartSpec {
   const title = 'Throughput vs stored data';
+  const only = runs.length === 1 ? runs[0] : undefined;
+  const layout = heading(title, only?.id ? runIdentity(only.label, only.id) : undefined);
   const series = runs
     .filter((run) => run.samples.length > 0)
     .map((run, i) => {
@@ -126,10 +137,10 @@ export function storedDataChart(runs: RunSeries[]): ChartSpec {
     option: {
       animation: false,
       color: [...PALETTE],
-      title: { text: title, left: 'center', textStyle: { fontSize: 14 } },
+      title: layout.title,
       tooltip: { trigger: 'axis' },
-      grid: { left: 72, right: 32, top: 72, bottom: 56 },
-      legend: { top: 28, data: series.map((s) => s.name) },
+      grid: { left: 72, right: 32, top: layout.gridTop, bottom: 56 },
+      legend: { top: layout.legendTop, data: series.map((s) => s.name) },
       xAxis: {
         type: 'value',
         name: 'GiB stored (all replicas)',
@@ -146,10 +157,15 @@ export function storedDataChart(runs: RunSeries[]): ChartSpec {
 /**
  * The charts a run page shows, in order: throughput, bandwidth, latency, backlog, and for runs on the
  * bundled broker its nodes' traffic and health, and throughput against the data stored when the
- * log grew by a GiB or more.
+ * log grew by a GiB or more. Given the stored run's id, each chart names the run (label and id).
  */
-export function runCharts(samples: Sample[], label = 'run', faults: FaultMark[] = []): ChartSpec[] {
-  const runs = [{ label, samples, faults }];
+export function runCharts(
+  samples: Sample[],
+  label = 'run',
+  faults: FaultMark[] = [],
+  id?: string,
+): ChartSpec[] {
+  const runs: RunSeries[] = [{ label, samples, faults, ...(id === undefined ? {} : { id }) }];
   const charts = [throughputChart(runs), bandwidthChart(runs), latencyChart(runs), backlogChart(runs)];
   if (samples.some((s) => (s.broker?.length ?? 0) > 0)) {
     charts.push(brokerTrafficChart(runs), brokerHealthChart(runs));

@@ -1,7 +1,7 @@
 // What every chart shares: the spec type, the palette, the base option, and how a run becomes line series.
 
 import type { Sample } from '@kbench/schema';
-import type { EChartsOption, LineSeriesOption } from 'echarts';
+import type { EChartsOption, LineSeriesOption, TitleComponentOption } from 'echarts';
 
 /** A chart ready to draw: a stable id (for file names and React keys), its title, and the ECharts option. */
 export interface ChartSpec {
@@ -13,6 +13,8 @@ export interface ChartSpec {
 /** One run's samples; the label (a run's name or id) names its series in the legend. */
 export interface RunSeries {
   label: string;
+  /** The stored run's id: a chart of this run alone says "<label> (<id>)" under its title. */
+  id?: string;
   samples: Sample[];
   /** Faults of the run's timeline, drawn as vertical markers at their time (seconds). */
   faults?: FaultMark[];
@@ -61,8 +63,10 @@ export function perSecond(count: number, intervalMs: number): number | null {
 
 /** Builds a chart of some metrics over time, one line per run and metric; lines that are all empty are left out. */
 export function timeChart(chart: TimeChart, runs: RunSeries[], metrics: Metric[]): ChartSpec {
+  const only = runs.length === 1 ? runs[0] : undefined;
+  const subtitle = only?.id ? runIdentity(only.label, only.id) : undefined;
   const withData = runs.filter((run) => run.samples.length > 0);
-  if (withData.length === 0) return emptyChart(chart);
+  if (withData.length === 0) return emptyChart(chart, subtitle);
   const series: LineSeriesOption[] = [];
   withData.forEach((run, runIndex) => {
     const drawn = metrics
@@ -88,10 +92,10 @@ export function timeChart(chart: TimeChart, runs: RunSeries[], metrics: Metric[]
     id: chart.id,
     title: chart.title,
     option: {
-      ...baseOption(chart.title, chart),
+      ...baseOption(chart.title, chart, subtitle),
       // Many lines (a comparison) would wrap the legend over the plot: keep it to one scrolling row.
       legend: {
-        top: 28,
+        top: heading(chart.title, subtitle).legendTop,
         type: series.length > 4 ? 'scroll' : 'plain',
         data: series.map((s) => String(s.name)),
       },
@@ -100,18 +104,42 @@ export function timeChart(chart: TimeChart, runs: RunSeries[], metrics: Metric[]
   };
 }
 
-function emptyChart(chart: TimeChart): ChartSpec {
+function emptyChart(chart: TimeChart, subtitle?: string): ChartSpec {
   const title = `${chart.title}: no samples yet`;
-  return { id: chart.id, title, option: { ...baseOption(title, chart), series: [] } };
+  return { id: chart.id, title, option: { ...baseOption(title, chart, subtitle), series: [] } };
 }
 
-function baseOption(title: string, chart: TimeChart): EChartsOption {
+/** How a chart of one stored run names it: as the run page and the history do. */
+export function runIdentity(name: string, id: string): string {
+  return `${name} (${id})`;
+}
+
+/**
+ * A chart's title, with an optional second line under it (the run a single-run chart shows), and where
+ * the legend and the plot start below them.
+ */
+export function heading(
+  text: string,
+  subtitle?: string,
+): { title: TitleComponentOption; legendTop: number; gridTop: number } {
+  // top: 5 as ECharts 5 placed titles (6 moved them 15 px down, onto the legend).
+  const title: TitleComponentOption = { text, left: 'center', top: 5, textStyle: { fontSize: 14 } };
+  if (subtitle === undefined) return { title, legendTop: 28, gridTop: 72 };
+  return {
+    title: { ...title, subtext: subtitle, itemGap: 4, subtextStyle: { fontSize: 12, color: '#64748b' } },
+    legendTop: 48,
+    gridTop: 92,
+  };
+}
+
+function baseOption(text: string, chart: TimeChart, subtitle?: string): EChartsOption {
+  const { title, gridTop } = heading(text, subtitle);
   return {
     animation: false,
     color: [...PALETTE],
-    title: { text: title, left: 'center', textStyle: { fontSize: 14 } },
+    title,
     tooltip: { trigger: 'axis' },
-    grid: { left: 72, right: 32, top: 72, bottom: 56 },
+    grid: { left: 72, right: 32, top: gridTop, bottom: 56 },
     xAxis: { type: 'value', name: 'time (s)', nameLocation: 'middle', nameGap: 30, min: 0 },
     yAxis: chart.yLog
       ? { type: 'log', logBase: 10, name: chart.yName, nameLocation: 'end' }

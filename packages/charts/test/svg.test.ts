@@ -51,3 +51,28 @@ describe('renderSvg ids', () => {
     expect(ids(renderSvg(bandwidth!.option)).filter((id) => first.includes(id))).toEqual([]);
   });
 });
+
+describe('renderSvg draws what the page draws', () => {
+  it('draws the fault markers', () => {
+    const [throughput] = runCharts(samples(10, 2), 'run', [{ t: 5, label: 'kill node 2' }]);
+    expect(renderSvg(throughput!.option)).toContain('>kill node 2</text>');
+  });
+
+  it("names the run and its id under a single-run chart's title", () => {
+    for (const chart of runCharts(samples(10, 2), 'quickstart', [], '0123456789ab'))
+      expect(renderSvg(chart.option), chart.id).toContain('>quickstart (0123456789ab)</text>');
+  });
+
+  it('shows every legend entry, without paging, and makes the picture taller rather than cover the plot', () => {
+    const runs = Array.from({ length: 5 }, (_, i) => ({
+      label: `run ${i} with a long name that takes most of a legend row`,
+      samples: samples(10),
+    }));
+    const spec = throughputChart(runs);
+    expect((spec.option.legend as { type: string }).type).toBe('scroll');
+    const svg = renderSvg(spec.option);
+    expect(svg).not.toMatch(/>\d+\/\d+<\/text>/);
+    for (const run of runs) expect(svg).toContain(`>${run.label}: consumed</text>`);
+    expect(Number(/height="(\d+)"/.exec(svg)?.[1])).toBeGreaterThan(420);
+  });
+});
