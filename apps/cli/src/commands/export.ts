@@ -65,7 +65,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
       const run = runs[0] as RunRecord;
       written.push(
         ...(await writeCharts(
-          runCharts(samples[0] ?? [], run.scenario.name, faultMarks(run)),
+          runCharts(samples[0] ?? [], run.scenario.name, faultMarks(run), run.id),
           dir,
           `kbench-${run.id}`,
           format,

@@ -31,7 +31,7 @@ export async function chartRoutes(app: FastifyInstance): Promise<void> {
     const only = runs[0];
     if (runs.length === 1 && only) {
       return {
-        charts: runCharts(samples[0] ?? [], only.scenario.name, faultMarks(only)),
+        charts: runCharts(samples[0] ?? [], only.scenario.name, faultMarks(only), only.id),
         prefix: `kbench-${only.id}`,
       };
     }

@@ -5,7 +5,7 @@ import { useMemo } from 'react';
 import { api } from '../api';
 import { EChart, type EChartsOption } from './EChart';
 
-/** Every chart of one run; with `downloadId` (a stored run), each offers its SVG and PNG. */
+/** Every chart of one run; with `downloadId` (a stored run), each names the run and offers its SVG and PNG. */
 export function RunCharts({
   samples,
   label,
@@ -18,7 +18,10 @@ export function RunCharts({
   /** The run's fault timeline, marked on the time charts. */
   faults?: FaultMark[];
 }) {
-  const specs = useMemo(() => runCharts(samples, label, faults), [samples, label, faults]);
+  const specs = useMemo(
+    () => runCharts(samples, label, faults, downloadId),
+    [samples, label, faults, downloadId],
+  );
   return <ChartGrid specs={specs} downloadIds={downloadId ? [downloadId] : undefined} />;
 }
 
