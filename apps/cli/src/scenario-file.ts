@@ -61,8 +61,8 @@ function scenarioNames(dir: string, prefix = '', depth = 0): string[] {
   return names.sort();
 }
 
-/** The library folders to look in, with the prefix their names carry. */
-function libraries(): { dir: string; prefix: string }[] {
+/** The scenario libraries: the checkout's scenarios/ and the composer's saved ones (named user/...). */
+export function scenarioLibraries(): { dir: string; prefix: string }[] {
   return [
     { dir: defaultScenariosDir(), prefix: '' },
     { dir: path.join(kbenchHome(), 'scenarios'), prefix: USER_PREFIX },
@@ -83,7 +83,7 @@ export function resolveScenarioFile(arg: string): string {
   }
   if (stats?.isFile()) return arg;
   if (stats?.isDirectory()) throw folderError(arg, arg);
-  for (const { dir, prefix } of libraries()) {
+  for (const { dir, prefix } of scenarioLibraries()) {
     if (prefix !== '' && !arg.startsWith(prefix)) continue;
     const name = arg.slice(prefix.length);
     if (path.isAbsolute(name) || name.split(/[\\/]/).includes('..')) continue;
@@ -93,7 +93,9 @@ export function resolveScenarioFile(arg: string): string {
     }
     if (isDirectory(path.join(dir, name))) throw folderError(path.join(dir, name), arg);
   }
-  const known = libraries().flatMap(({ dir, prefix }) => scenarioNames(dir).map((n) => `${prefix}${n}`));
+  const known = scenarioLibraries().flatMap(({ dir, prefix }) =>
+    scenarioNames(dir).map((n) => `${prefix}${n}`),
+  );
   throw new UsageError(
     `cannot read scenario ${arg}: ${fileErrorText(error)}, and no scenario of the library is called that${didYouMean(
       arg.replace(/\.(ya?ml|json)$/, ''),

@@ -141,3 +141,12 @@ describe('targets', () => {
     expect(result.stderr).not.toContain('did you mean');
   });
 });
+
+describe('write-up names', () => {
+  it('kbench reproduce finds the library write-up from any folder, and suggests the nearest name', async () => {
+    const result = await runKbench(home, ['reproduce', 'kreps-201', '--quick'], 60_000, os.tmpdir());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('did you mean "kreps-2014"?');
+    expect(result.stderr).toContain('topic-count-2016');
+  });
+});

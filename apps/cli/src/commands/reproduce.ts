@@ -1,15 +1,16 @@
 // `kbench reproduce <folder>|--all`: runs a published write-up's scenarios like `kbench run`
 // (stored in the history) and writes a Markdown report beside our charts, one per folder.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type ChartSpec, compareCharts, renderSvg, runCharts } from '@kbench/charts';
 import { captureEnvironment, runnablePlans } from '@kbench/engine';
-import { History, kbenchHome, type SlotHold } from '@kbench/history';
+import { History, type SlotHold } from '@kbench/history';
 import {
   concurrentWarning,
   describeQuick,
+  didYouMean,
   type Experiment,
   evaluateRule,
   type MeasuredRun,
@@ -29,6 +30,7 @@ import { parseCommandArgs } from '../args.js';
 import { fmtMs, fmtNumber } from '../format.js';
 import { defaultScenariosDir } from '../paths.js';
 import { withRunSlot } from '../run-slot.js';
+import { scenarioLibraries } from '../scenario-file.js';
 import { UsageError } from '../usage.js';
 import { interrupted, loadScenario, runPlans } from './run.js';
 
@@ -56,11 +58,8 @@ function judge(results: ExperimentResult[]): Verdict[][] {
  * KBENCH_HOME/scenarios), so the web's reproduction page finds the runs by their tag.
  */
 function libraryName(folder: string): string {
-  for (const [root, prefix] of [
-    [defaultScenariosDir(), ''],
-    [path.join(kbenchHome(), 'scenarios'), 'user/'],
-  ] as const) {
-    const rel = path.relative(root, folder);
+  for (const { dir, prefix } of scenarioLibraries()) {
+    const rel = path.relative(dir, folder);
     if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) return prefix + rel.split(path.sep).join('/');
   }
   return path.basename(folder);
@@ -85,7 +84,8 @@ export async function reproduceCommand(argv: string[]): Promise<number> {
     values.out ??
       (quick
         ? await mkdtemp(path.join(os.tmpdir(), 'kbench-reproduce-'))
-        : path.join('docs', 'reproductions')),
+        : // The checkout's docs/reproductions, beside the scenarios/ library, from whatever folder.
+          path.join(path.dirname(defaultScenariosDir()), 'docs', 'reproductions')),
   );
   const published = await Promise.all(folders.map(readPublished));
   let failed = false;
@@ -120,8 +120,9 @@ export async function reproduceCommand(argv: string[]): Promise<number> {
   return failed ? 1 : 0;
 }
 
+/** Every write-up of the library (a folder of scenarios/ with a published.yaml). */
 async function allFolders(): Promise<string[]> {
-  const root = path.resolve('scenarios');
+  const root = defaultScenariosDir();
   const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
   return entries
     .filter((e) => e.isDirectory() && existsSync(path.join(root, e.name, PUBLISHED_FILE)))
@@ -129,13 +130,23 @@ async function allFolders(): Promise<string[]> {
     .sort();
 }
 
-/** A folder path, or a folder name under scenarios/. */
+/** A folder path, or a write-up's library name (`kreps-2014`, `user/mine`), from any folder. */
 function resolveFolder(arg: string): string {
-  for (const candidate of [path.resolve(arg), path.resolve('scenarios', arg)]) {
+  const candidates = [path.resolve(arg)];
+  for (const { dir, prefix } of scenarioLibraries()) {
+    if (arg.startsWith(prefix) && !arg.split(/[\\/]/).includes('..'))
+      candidates.push(path.join(dir, arg.slice(prefix.length)));
+  }
+  for (const candidate of candidates) {
     if (existsSync(path.join(candidate, PUBLISHED_FILE))) return candidate;
   }
+  const writeUps = existsSync(defaultScenariosDir())
+    ? readdirSync(defaultScenariosDir()).filter((n) =>
+        existsSync(path.join(defaultScenariosDir(), n, PUBLISHED_FILE)),
+      )
+    : [];
   throw new UsageError(
-    `kbench reproduce: ${JSON.stringify(arg)} is not a folder with a ${PUBLISHED_FILE} (looked in . and scenarios/)`,
+    `kbench reproduce: ${JSON.stringify(arg)} is not a folder with a ${PUBLISHED_FILE} nor a write-up of the library${didYouMean(arg, writeUps)}; the library has ${writeUps.join(', ') || 'none'}`,
   );
 }
 
