@@ -92,7 +92,7 @@ describe('kbench usage errors exit 2 with a message', () => {
   it('missing scenario file', async () => {
     const r = await kbench(['run', path.join(home, 'missing.yaml')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('ENOENT');
+    expect(r.stderr).toContain('no such file');
   });
 
   it('unknown run id', async () => {
