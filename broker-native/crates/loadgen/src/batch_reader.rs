@@ -1,11 +1,19 @@
 //! Reads fetched record batches without copying values: batch headers for offsets, then each
-//! record's value length and first 8 bytes (decompressing compressed batches first).
+//! record's value length and first 8 bytes (decompressing compressed batches first, up to
+//! [`MAX_DECOMPRESSED_BATCH`]).
+
+use std::io::Read;
 
 use bytes::Bytes;
-use kafka_protocol::compression::{Decompressor, Gzip, Lz4, Snappy, Zstd};
 
 use crate::batch::HEADER_BYTES;
 use crate::error::{Error, Result};
+
+/// The most one compressed batch may expand to. A broker's batches are bytes from the network: a
+/// 1 MB gzip batch can expand to a gigabyte, and a zstd one to far more. Kafka's consumer expands
+/// whatever it is sent; we stop at the most one fetch asks for (the consumer's fetch max bytes,
+/// 64 MiB), far above what a producer's batch (a 16 KiB to 1 MiB `batch.size`) expands to.
+pub const MAX_DECOMPRESSED_BATCH: usize = 64 << 20;
 
 /// One record as the consumer sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,6 +35,9 @@ fn batch_bounds(buf: &[u8]) -> Option<(i64, i64, usize)> {
     if buf.len() < total {
         return None; // a partial batch at the end of a fetch response
     }
+    if total < HEADER_BYTES {
+        return None; // shorter than a batch header: nothing to read after it
+    }
     let last_delta = i32::from_be_bytes(buf[23..27].try_into().ok()?);
     Some((base, base + i64::from(last_delta), total))
 }
@@ -45,6 +56,7 @@ pub fn next_offset(records: &[u8], current: i64) -> i64 {
 /// Calls `f` for each data record at or after `from` in the complete batches of `records`.
 pub fn for_each_record(records: &Bytes, from: i64, mut f: impl FnMut(RecordView)) -> Result<()> {
     let mut pos = 0;
+    let mut expanded = Vec::new(); // reused by the compressed batches of this call
     while let Some((base, last, total)) = batch_bounds(&records[pos..]) {
         let batch = records.slice(pos..pos + total);
         pos += total;
@@ -56,35 +68,92 @@ pub fn for_each_record(records: &Bytes, from: i64, mut f: impl FnMut(RecordView)
             continue; // control batch (transaction markers)
         }
         let count = i32::from_be_bytes(batch[57..61].try_into().unwrap_or_default());
-        let mut body = batch.slice(HEADER_BYTES..);
-        let mut visit = |b: &[u8]| read_records(b, base, count, from, &mut f);
+        let body = &batch[HEADER_BYTES..];
         match attributes & 0x7 {
-            0 => visit(&body)?,
-            codec => decompress(codec, &mut body, |b| visit(b))?,
+            0 => read_records(body, base, count, from, &mut f)?,
+            codec => {
+                decompress(codec, body, &mut expanded)
+                    .map_err(|e| Error::Protocol(format!("the batch at offset {base}: {e}")))?;
+                read_records(&expanded, base, count, from, &mut f)?;
+            }
         }
     }
     Ok(())
 }
 
-fn decompress(codec: i16, body: &mut Bytes, f: impl FnOnce(&[u8]) -> Result<()>) -> Result<()> {
-    let mut result = Ok(());
-    let run = |b: &mut Bytes| {
-        result = f(b);
+/// Expands the records of a batch compressed with `codec` into `out` (cleared first), refusing
+/// to expand past [`MAX_DECOMPRESSED_BATCH`].
+fn decompress(codec: i16, compressed: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    out.clear();
+    match codec {
+        // Several gzip members one after another are one stream, as Java's GZIPInputStream reads.
+        1 => read_bounded("gzip", flate2::read::MultiGzDecoder::new(compressed), out),
+        2 => snappy(compressed, out),
+        3 => {
+            let reader = lz4::Decoder::new(compressed).map_err(|e| format!("lz4: {e}"))?;
+            read_bounded("lz4", reader, out)
+        }
+        4 => {
+            let reader = zstd::stream::read::Decoder::with_buffer(compressed)
+                .map_err(|e| format!("zstd: {e}"))?;
+            read_bounded("zstd", reader, out)
+        }
+        other => Err(format!("unknown compression codec {other}")),
+    }
+}
+
+fn too_large(codec: &str) -> String {
+    format!(
+        "a {codec} batch expands past {} MiB, the most a batch may",
+        MAX_DECOMPRESSED_BATCH >> 20
+    )
+}
+
+/// Reads `reader` to its end into `out`, stopping one byte past the bound.
+fn read_bounded(codec: &str, reader: impl Read, out: &mut Vec<u8>) -> Result<(), String> {
+    let bound = MAX_DECOMPRESSED_BATCH as u64;
+    let read = reader
+        .take(bound + 1)
+        .read_to_end(out)
+        .map_err(|e| format!("{codec}: {e}"))?;
+    if read as u64 > bound {
+        return Err(too_large(codec));
+    }
+    Ok(())
+}
+
+/// Snappy as Kafka writes it: xerial's framing (a magic header, then blocks each with its
+/// compressed length) or, from older clients, one raw block. Each block states its expanded
+/// length up front, which is checked before anything is allocated.
+fn snappy(compressed: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    const XERIAL_MAGIC: &[u8] = b"\x82SNAPPY\x00";
+    const XERIAL_HEADER: usize = 16; // the magic, a version and a compatible version
+    let mut expand = |block: &[u8]| -> Result<(), String> {
+        let len = snap::raw::decompress_len(block).map_err(|e| format!("snappy: {e}"))?;
+        if out.len() + len > MAX_DECOMPRESSED_BATCH {
+            return Err(too_large("snappy"));
+        }
+        let at = out.len();
+        out.resize(at + len, 0);
+        snap::raw::Decoder::new()
+            .decompress(block, &mut out[at..])
+            .map_err(|e| format!("snappy: {e}"))?;
         Ok(())
     };
-    match codec {
-        1 => Gzip::decompress(body, run),
-        2 => Snappy::decompress(body, run),
-        3 => Lz4::decompress(body, run),
-        4 => Zstd::decompress(body, run),
-        other => {
-            return Err(Error::Protocol(format!(
-                "unknown compression codec {other}"
-            )))
-        }
+    if !compressed.starts_with(XERIAL_MAGIC) {
+        return expand(compressed);
     }
-    .map_err(|e| Error::Protocol(format!("decompressing a batch: {e}")))?;
-    result
+    let mut rest = compressed.get(XERIAL_HEADER..).unwrap_or_default();
+    while !rest.is_empty() {
+        let (size, after) = rest
+            .split_first_chunk::<4>()
+            .ok_or("snappy: a block length cut short")?;
+        let size = u32::from_be_bytes(*size) as usize;
+        let block = after.get(..size).ok_or("snappy: a block cut short")?;
+        expand(block)?;
+        rest = &after[size..];
+    }
+    Ok(())
 }
 
 fn read_records(
@@ -177,6 +246,61 @@ mod tests {
             }
             assert_eq!(next_offset(&records, 0), 20);
         }
+    }
+
+    /// A batch header (attributes set to `codec`) followed by `compressed`.
+    fn batch_of(codec: i16, compressed: &[u8]) -> Bytes {
+        let mut out = BytesMut::from(&two_batches(Compression::None)[..HEADER_BYTES]);
+        out[8..12].copy_from_slice(&((HEADER_BYTES - 12 + compressed.len()) as i32).to_be_bytes());
+        out[21..23].copy_from_slice(&codec.to_be_bytes());
+        out.extend_from_slice(compressed);
+        out.freeze()
+    }
+
+    fn refusal(batch: &Bytes) -> String {
+        let mut seen = 0;
+        let e = for_each_record(batch, 0, |_| seen += 1).unwrap_err();
+        assert_eq!(seen, 0);
+        e.to_string()
+    }
+
+    #[test]
+    fn a_zstd_or_lz4_batch_expanding_past_the_bound_is_refused() {
+        let zeros = vec![0u8; MAX_DECOMPRESSED_BATCH + 1];
+        let zstd = zstd::encode_all(&zeros[..], 1).unwrap();
+        let mut lz4 = lz4::EncoderBuilder::new().build(Vec::new()).unwrap();
+        std::io::Write::write_all(&mut lz4, &zeros).unwrap();
+        let (lz4, finished) = lz4.finish();
+        finished.unwrap();
+        for (codec, name, compressed) in [(4, "zstd", zstd), (3, "lz4", lz4)] {
+            let e = refusal(&batch_of(codec, &compressed));
+            assert!(
+                e.contains(&format!("a {name} batch expands past 64 MiB")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_snappy_block_claiming_more_than_the_bound_is_refused_before_allocating() {
+        // A raw block and a xerial-framed one, each stating an expanded length of 4 GiB - 1.
+        let raw = b"\xff\xff\xff\xff\x0f\x00";
+        let mut xerial = b"\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01".to_vec();
+        xerial.extend_from_slice(&(raw.len() as u32).to_be_bytes());
+        xerial.extend_from_slice(raw);
+        for compressed in [&raw[..], &xerial] {
+            let e = refusal(&batch_of(2, compressed));
+            assert!(e.contains("a snappy batch expands past 64 MiB"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_batch_length_shorter_than_a_batch_header_ends_the_records() {
+        let mut records = BytesMut::from(&two_batches(Compression::None)[..]);
+        records[8..12].copy_from_slice(&0i32.to_be_bytes());
+        let mut seen = 0;
+        for_each_record(&records.freeze(), 0, |_| seen += 1).unwrap();
+        assert_eq!(seen, 0);
     }
 
     #[test]

@@ -24,6 +24,8 @@ use kafka_protocol::messages::{
     OffsetCommitResponse, OffsetFetchRequest, SyncGroupRequest, TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes};
+use kbench_wire::shapes::data;
+use kbench_wire::Shape;
 
 use crate::client::SimpleClient;
 use crate::error::{Error, Result};
@@ -508,7 +510,8 @@ pub fn subscription(topics: &[String]) -> Result<Bytes> {
 
 /// The topics of a member's ConsumerProtocolSubscription, whatever version it was written in.
 pub fn subscribed_topics(metadata: &Bytes) -> Result<Vec<String>> {
-    let message: ConsumerProtocolSubscription = decode_embedded(metadata)?;
+    let message: ConsumerProtocolSubscription =
+        decode_embedded(metadata, &data::CONSUMER_PROTOCOL_SUBSCRIPTION)?;
     Ok(message.topics.iter().map(|t| t.to_string()).collect())
 }
 
@@ -532,7 +535,8 @@ pub fn decode_assignment(bytes: &Bytes) -> Result<Vec<(String, i32)>> {
     if bytes.is_empty() {
         return Ok(vec![]);
     }
-    let message: ConsumerProtocolAssignment = decode_embedded(bytes)?;
+    let message: ConsumerProtocolAssignment =
+        decode_embedded(bytes, &data::CONSUMER_PROTOCOL_ASSIGNMENT)?;
     let mut out = vec![];
     for t in &message.assigned_partitions {
         for &p in &t.partitions {
@@ -552,13 +556,16 @@ fn encode_embedded<M: Encodable>(message: &M) -> Result<Bytes> {
     Ok(buf.freeze())
 }
 
-fn decode_embedded<M: Decodable + Message>(bytes: &Bytes) -> Result<M> {
+/// Decodes a consumer protocol message another member wrote (`shape` is its wire shape), once
+/// walked: its counts are as hostile as any from the network.
+fn decode_embedded<M: Decodable + Message>(bytes: &Bytes, shape: &Shape) -> Result<M> {
     let mut buf = bytes.clone();
     if buf.remaining() < 2 {
         return Err(Error::protocol("consumer protocol message too short"));
     }
     // A newer version than we know starts with the fields we know: read it as our latest.
     let version = buf.get_i16().clamp(M::VERSIONS.min, M::VERSIONS.max);
+    kbench_wire::walk(shape, version, &buf).map_err(Error::protocol)?;
     M::decode(&mut buf, version).map_err(Error::protocol)
 }
 

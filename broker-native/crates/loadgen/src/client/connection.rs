@@ -3,7 +3,7 @@
 //! channel shared by all of the owner's connections.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use kafka_protocol::messages::RequestHeader;
+use kafka_protocol::messages::{ApiKey, RequestHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -14,7 +14,12 @@ use tokio::task::JoinHandle;
 use crate::error::{Error, Result};
 
 const CLIENT_ID: &str = "kbench-native";
+/// The largest response frame accepted: well above a fetch's max bytes (64 MiB), as a broker may
+/// exceed it by one batch.
 const MAX_FRAME: usize = 256 << 20;
+/// How much more of a frame the reader reserves before its bytes arrive: a size prefix is only a
+/// claim, so memory grows with the bytes actually received.
+const RESERVE_AHEAD: usize = 1 << 20;
 
 /// A response frame (header included) from connection `connection`, or the reason it died.
 #[derive(Debug)]
@@ -172,7 +177,7 @@ async fn read_frame(read: &mut OwnedReadHalf, buf: &mut BytesMut, addr: &str) ->
                 buf.advance(4);
                 return Ok(buf.split_to(size).freeze());
             }
-            buf.reserve(4 + size - buf.len());
+            buf.reserve((4 + size - buf.len()).min(RESERVE_AHEAD));
         } else {
             buf.reserve(64 * 1024);
         }
@@ -182,8 +187,22 @@ async fn read_frame(read: &mut OwnedReadHalf, buf: &mut BytesMut, addr: &str) ->
     }
 }
 
-/// Decodes a response frame of request type `R` sent at `version`.
+/// Decodes a response frame of request type `R` sent at `version`, once its header and body
+/// have been walked against their wire shapes: the decoder sizes allocations from counts on the
+/// wire, so a count the frame cannot hold must be refused before it reads one.
 pub fn decode_response<R: Request>(mut frame: Bytes, version: i16) -> Result<R::Response> {
+    let version = match kbench_wire::check_response(R::KEY, version, &frame) {
+        Ok(()) => version,
+        // A broker that does not support the ApiVersions version asked answers in v0, as Java's
+        // ApiVersionsResponse.parse expects: read it as such (its error code then says so).
+        Err(_)
+            if R::KEY == ApiKey::ApiVersions as i16
+                && kbench_wire::check_response(R::KEY, 0, &frame).is_ok() =>
+        {
+            0
+        }
+        Err(e) => return Err(Error::Protocol(e.to_string())),
+    };
     let header_version = R::Response::header_version(version);
     kafka_protocol::messages::ResponseHeader::decode(&mut frame, header_version)
         .map_err(Error::protocol)?;

@@ -1,0 +1,264 @@
+//! A broker's responses are hostile bytes too. A fake broker on a TCP socket answers the native
+//! consumer and producer with counts no response can hold and a compressed batch that expands
+//! to half a gigabyte: the engine must report a protocol error naming what it refused, and go
+//! on. Before the fix each count made the process reserve gigabytes and abort (which kills the
+//! test binary), and the bomb was expanded whole.
+
+mod fake_broker;
+
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use fake_broker::{frame, raw_frame, Asked, FakeBroker, TOPIC};
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+use kbench_loadgen::{
+    Compression, Consumer, ConsumerConfig, Keys, Producer, ProducerConfig, Size, StartAt,
+};
+
+/// An unsigned varint count of u32::MAX - 1 elements, as a flexible version writes it.
+const HUGE_COMPACT_COUNT: &[u8] = b"\xff\xff\xff\xff\x0f";
+/// An i32 count of i32::MAX elements, as a non-flexible version writes it.
+const HUGE_COUNT: &[u8] = b"\x7f\xff\xff\xff";
+
+fn consumer_config(broker: &FakeBroker) -> ConsumerConfig {
+    ConsumerConfig {
+        bootstrap: broker.bootstrap(),
+        topics: vec![TOPIC.to_string()],
+        start: StartAt::Earliest,
+        group_id: "g".into(),
+    }
+}
+
+/// Starts a consumer against `broker` and expects it to fail with an error that mentions `what`.
+async fn consumer_refuses(broker: &FakeBroker, what: &str) {
+    match Consumer::start(consumer_config(broker)).await {
+        Ok(_) => panic!("the consumer started; expected an error about {what}"),
+        Err(e) => assert!(e.to_string().contains(what), "{e}"),
+    }
+}
+
+/// Waits (a guard against hanging, not a timing assertion) for the running consumer's last error.
+async fn last_error(consumer: &Consumer) -> String {
+    for _ in 0..600 {
+        if let Some(e) = consumer.last_error() {
+            return e;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the consumer reported no error");
+}
+
+#[tokio::test]
+async fn a_metadata_response_claiming_four_billion_brokers_is_a_protocol_error() {
+    let broker = FakeBroker::start(|asked: &Asked| {
+        // Metadata v12: throttle time, then the brokers array.
+        (asked.api_key == ApiKey::Metadata)
+            .then(|| raw_frame(asked, true, &[&[0; 4][..], HUGE_COMPACT_COUNT].concat()))
+    })
+    .await;
+    let started = Producer::start(ProducerConfig {
+        bootstrap: broker.bootstrap(),
+        topics: vec![TOPIC.to_string()],
+        acks: 1,
+        message_size: Size::Fixed(100),
+        keys: Keys::None,
+        compression: Compression::None,
+        batch_size: 16 * 1024,
+        linger_ms: 0,
+        max_in_flight: 5,
+        idempotence: false,
+        rate: None,
+        records: Some(10),
+        duration: None,
+    })
+    .await;
+    let e = started.expect_err("the producer started").to_string();
+    assert!(
+        e.contains("MetadataResponse v12") && e.contains("does not fit"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_join_group_response_claiming_four_billion_members_is_a_protocol_error() {
+    let broker = FakeBroker::start(|asked: &Asked| {
+        // JoinGroup v9: throttle time, error code, generation, protocol type (null), protocol
+        // name, leader, skip assignment, member id, then the members array.
+        (asked.api_key == ApiKey::JoinGroup).then(|| {
+            let mut body = BytesMut::new();
+            body.put_slice(&[0; 4 + 2 + 4]);
+            body.put_u8(0);
+            body.put_slice(b"\x06range\x09member-1\x00\x09member-1");
+            body.put_slice(HUGE_COMPACT_COUNT);
+            raw_frame(asked, true, &body)
+        })
+    })
+    .await;
+    consumer_refuses(&broker, "JoinGroupResponse v9").await;
+}
+
+#[tokio::test]
+async fn a_member_subscription_claiming_two_billion_topics_is_a_protocol_error() {
+    let broker = FakeBroker::start(|asked: &Asked| {
+        // A fair JoinGroup response whose member wrote ConsumerProtocolSubscription v0 with
+        // i32::MAX topics: bytes from another group member, passed on by the broker.
+        (asked.api_key == ApiKey::JoinGroup).then(|| {
+            let metadata = Bytes::from([&[0, 0][..], HUGE_COUNT].concat());
+            let member = StrBytes::from_static_str(fake_broker::MEMBER);
+            frame(
+                asked,
+                &JoinGroupResponse::default()
+                    .with_generation_id(1)
+                    .with_protocol_name(Some(StrBytes::from_static_str("range")))
+                    .with_leader(member.clone())
+                    .with_member_id(member.clone())
+                    .with_members(vec![JoinGroupResponseMember::default()
+                        .with_member_id(member)
+                        .with_metadata(metadata)]),
+            )
+        })
+    })
+    .await;
+    consumer_refuses(&broker, "ConsumerProtocolSubscription v0").await;
+}
+
+#[tokio::test]
+async fn a_sync_group_assignment_claiming_two_billion_topics_is_a_protocol_error() {
+    let broker = FakeBroker::start(|asked: &Asked| {
+        // ConsumerProtocolAssignment v0 with i32::MAX topics, as the group's leader could write.
+        (asked.api_key == ApiKey::SyncGroup).then(|| {
+            let assignment = Bytes::from([&[0, 0][..], HUGE_COUNT].concat());
+            frame(
+                asked,
+                &SyncGroupResponse::default().with_assignment(assignment),
+            )
+        })
+    })
+    .await;
+    consumer_refuses(&broker, "ConsumerProtocolAssignment v0").await;
+}
+
+#[tokio::test]
+async fn a_fetch_response_claiming_four_billion_topics_is_a_protocol_error() {
+    let broker = FakeBroker::start(|asked: &Asked| {
+        // Fetch v12: throttle time, error code, session id, then the responses array.
+        (asked.api_key == ApiKey::Fetch)
+            .then(|| raw_frame(asked, true, &[&[0; 10][..], HUGE_COMPACT_COUNT].concat()))
+    })
+    .await;
+    let consumer = Consumer::start(consumer_config(&broker)).await.unwrap();
+    let e = last_error(&consumer).await;
+    assert!(
+        e.contains("FetchResponse v12") && e.contains("does not fit"),
+        "{e}"
+    );
+    consumer.stop().await;
+}
+
+/// One uncompressed record as the producer writes it: no key, `value`, no headers.
+fn record(value: &[u8]) -> Vec<u8> {
+    fn varint(out: &mut Vec<u8>, v: i64) {
+        let mut z = ((v << 1) ^ (v >> 63)) as u64;
+        while z >= 0x80 {
+            out.push(z as u8 | 0x80);
+            z >>= 7;
+        }
+        out.push(z as u8);
+    }
+    let mut body = vec![0]; // attributes
+    varint(&mut body, 0); // timestamp delta
+    varint(&mut body, 0); // offset delta
+    varint(&mut body, -1); // no key
+    varint(&mut body, value.len() as i64);
+    body.extend_from_slice(value);
+    varint(&mut body, 0); // no headers
+    let mut out = vec![];
+    varint(&mut out, body.len() as i64);
+    out.extend_from_slice(&body);
+    out
+}
+
+/// A gzip record batch whose records expand to at least `expanded` bytes, about 330 times its
+/// size: one chunk of records compressed with a sync flush, so that the chunk's deflate
+/// blocks (which only look back at the same periodic records) can be repeated as often as
+/// wanted, and a trailer whose CRC is right for the whole.
+fn gzip_bomb(expanded: usize) -> (Bytes, i32) {
+    use flate2::{Compress, Compression, FlushCompress};
+    let one = record(&[7; 1000]);
+    let chunk: Vec<u8> = one.repeat(64); // longer than deflate's 32 KiB window
+    let chunks = expanded.div_ceil(chunk.len());
+    let mut deflate = Compress::new(Compression::best(), false);
+    let mut first = Vec::with_capacity(1 << 20);
+    deflate
+        .compress_vec(&chunk, &mut first, FlushCompress::Sync)
+        .unwrap();
+    let mut repeated = Vec::with_capacity(1 << 20);
+    deflate
+        .compress_vec(&chunk, &mut repeated, FlushCompress::Sync)
+        .unwrap();
+    let mut last = Vec::with_capacity(64);
+    deflate
+        .compress_vec(&[], &mut last, FlushCompress::Finish)
+        .unwrap();
+    let mut crc = crc32fast::Hasher::new();
+    let mut chunk_crc = crc32fast::Hasher::new();
+    chunk_crc.update(&chunk);
+    for _ in 0..chunks {
+        crc.combine(&chunk_crc);
+    }
+    let mut gzip = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+    gzip.extend_from_slice(&first);
+    for _ in 1..chunks {
+        gzip.extend_from_slice(&repeated);
+    }
+    gzip.extend_from_slice(&last);
+    gzip.extend_from_slice(&crc.finalize().to_le_bytes());
+    gzip.extend_from_slice(&((chunks * chunk.len()) as u32).to_le_bytes());
+
+    let count = (chunks * 64) as i32;
+    let mut batch = BytesMut::new();
+    batch.put_i64(0); // base offset
+    batch.put_i32((49 + gzip.len()) as i32); // length after this field
+    batch.put_i32(0); // partition leader epoch
+    batch.put_i8(2); // magic
+    batch.put_u32(0); // crc (the engine does not check it)
+    batch.put_i16(1); // attributes: gzip
+    batch.put_i32(count - 1); // last offset delta
+    batch.put_i64(0); // base timestamp
+    batch.put_i64(0); // max timestamp
+    batch.put_i64(-1); // producer id
+    batch.put_i16(-1); // producer epoch
+    batch.put_i32(-1); // base sequence
+    batch.put_i32(count);
+    batch.put_slice(&gzip);
+    (batch.freeze(), count)
+}
+
+#[tokio::test]
+async fn a_gzip_bomb_in_a_fetch_response_is_refused_not_expanded() {
+    let (batch, count) = gzip_bomb(512 << 20);
+    assert!(batch.len() < 2 << 20, "the bomb is {} bytes", batch.len());
+    let broker = FakeBroker::start(move |asked: &Asked| {
+        (asked.api_key == ApiKey::Fetch && asked.nth == 0).then(|| {
+            let partition = PartitionData::default()
+                .with_partition_index(0)
+                .with_high_watermark(i64::from(count))
+                .with_records(Some(batch.clone()));
+            frame(
+                asked,
+                &FetchResponse::default().with_responses(vec![FetchableTopicResponse::default()
+                    .with_topic(TopicName(StrBytes::from_static_str(TOPIC)))
+                    .with_partitions(vec![partition])]),
+            )
+        })
+    })
+    .await;
+    let consumer = Consumer::start(consumer_config(&broker)).await.unwrap();
+    let e = last_error(&consumer).await;
+    assert!(e.contains("gzip") && e.contains("64 MiB"), "{e}");
+    assert_eq!(consumer.take_interval().records, 0);
+    consumer.stop().await;
+}
