@@ -6,6 +6,7 @@ import {
   type FaultEvent,
   faultText,
   type LatencySummary,
+  listedThroughput,
   type RunListItem,
   type RunRecord,
   type RunSummary,
@@ -172,26 +173,44 @@ export function runHeader(run: RunRecord): string {
 
 /** Marks, in `kbench list`, a run that shared the machine with another. */
 const CONCURRENT_MARK = '*';
+/** Marks, in `kbench list`, figures a run consumed: it had no producers (it read a preloaded backlog). */
+const CONSUMED_MARK = 'c';
 
 export function runListText(runs: RunListItem[]): string {
   if (runs.length === 0) return 'No runs yet. Start one with: kbench run scenarios/quickstart.yaml';
+  const throughputs = runs.map((r) => (r.summary ? listedThroughput(r.summary) : null));
+  const anyConsumed = throughputs.some((t) => t?.side === 'consumed');
+  // Produced figures keep their digits in line with marked ones.
+  const mark = (side: 'produced' | 'consumed') =>
+    side === 'consumed' ? ` ${CONSUMED_MARK}` : anyConsumed ? '  ' : '';
   const list = table(
     [
       ['id', 'started', 'status', 'scenario', 'target', 'rec/s', 'MB/s', 'publish p99'],
-      ...runs.map((r) => [
-        r.id,
-        r.startedAt.replace('T', ' ').slice(0, 19),
-        r.concurrentWith ? `${r.status}${CONCURRENT_MARK}` : r.status,
-        r.name,
-        r.target,
-        r.summary ? fmtNumber(r.summary.produced.recordsPerSec) : '-',
-        r.summary ? fmtNumber(r.summary.produced.mbPerSec, 2) : '-',
-        fmtMs(r.summary?.publishLatencyMs?.p99),
-      ]),
+      ...runs.map((r, i) => {
+        const t = throughputs[i];
+        return [
+          r.id,
+          r.startedAt.replace('T', ' ').slice(0, 19),
+          r.concurrentWith ? `${r.status}${CONCURRENT_MARK}` : r.status,
+          r.name,
+          r.target,
+          t ? `${fmtNumber(t.recordsPerSec)}${mark(t.side)}` : '-',
+          t ? `${fmtNumber(t.mbPerSec, 2)}${mark(t.side)}` : '-',
+          fmtMs(r.summary?.publishLatencyMs?.p99),
+        ];
+      }),
     ],
     ['l', 'l', 'l', 'l', 'l', 'r', 'r', 'r'],
   );
-  return runs.some((r) => r.concurrentWith)
-    ? `${list}\n\n${CONCURRENT_MARK} ran at the same time as another run on this machine, so its figures are not those of a run alone (kbench show <id> names the other)`
-    : list;
+  const notes = [
+    ...(runs.some((r) => r.concurrentWith)
+      ? [
+          `${CONCURRENT_MARK} ran at the same time as another run on this machine, so its figures are not those of a run alone (kbench show <id> names the other)`,
+        ]
+      : []),
+    ...(anyConsumed
+      ? [`${CONSUMED_MARK} consumed: the run had no producers, so its rate is what its consumers read`]
+      : []),
+  ];
+  return notes.length > 0 ? `${list}\n\n${notes.join('\n')}` : list;
 }

@@ -147,6 +147,19 @@ export interface RunSummary {
   findMax?: FindMaxResult;
 }
 
+/**
+ * The throughput a run is listed by: what it produced, or what it consumed when it produced nothing
+ * (consumers reading a preloaded backlog), so that a consumer-only run does not read as 0.
+ */
+export function listedThroughput(summary: RunSummary): {
+  side: 'produced' | 'consumed';
+  recordsPerSec: number;
+  mbPerSec: number;
+} {
+  const side = summary.produced.records === 0 && summary.consumed.records > 0 ? 'consumed' : 'produced';
+  return { side, recordsPerSec: summary[side].recordsPerSec, mbPerSec: summary[side].mbPerSec };
+}
+
 /** An external (or managed) cluster as it described itself when the run began. */
 export interface ClusterDescription {
   clusterId: string | null;
