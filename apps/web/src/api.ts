@@ -117,6 +117,8 @@ export const api = {
     const qs = q.toString();
     return request<RunListItem[]>('GET', `/api/runs${qs ? `?${qs}` : ''}`);
   },
+  /** Changes whenever the history does, whichever process wrote it: cheap to poll. */
+  runsVersion: () => request<{ version: string }>('GET', '/api/runs/version'),
   run: (id: string) => request<RunRecord>('GET', `/api/runs/${enc(id)}`),
   samples: (id: string) => request<Sample[]>('GET', `/api/runs/${enc(id)}/samples`),
   sweep: (id: string) => request<SweepInfo>('GET', `/api/runs/${enc(id)}/sweep`),

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { samplesToCsv } from '@kbench/history';
 import {
   applySet,
@@ -168,6 +169,26 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
         ...(search ? { search } : {}),
         ...(limit ? { limit } : {}),
       });
+    },
+  );
+
+  // A token that changes whenever the history file does (a run stored or updated by this server or
+  // by the CLI), read from the file's metadata without opening DuckDB, so the web can poll it cheaply.
+  app.get(
+    '/api/runs/version',
+    {
+      schema: {
+        response: {
+          200: { type: 'object', required: ['version'], properties: { version: { type: 'string' } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async () => {
+      const files = await Promise.all(
+        [app.history.path, `${app.history.path}.wal`].map((file) => stat(file).catch(() => null)),
+      );
+      return { version: files.map((f) => (f ? `${f.mtimeMs}:${f.size}` : '-')).join('/') };
     },
   );
 

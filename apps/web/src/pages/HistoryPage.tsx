@@ -1,5 +1,5 @@
 // Every stored run, newest first; a row opens the run.
-import { RUN_STATUSES } from '@kbench/schema';
+import { listedThroughput, RUN_STATUSES } from '@kbench/schema';
 import { useEffect, useMemo, useState } from 'react';
 import { api, type RunListItem, type RunStatus } from '../api';
 import { ConcurrentMark, Empty, ErrorNote, StatusBadge } from '../components/bits';
@@ -10,10 +10,39 @@ type SortKey = 'name' | 'startedAt' | 'rate' | 'mbps' | 'p99';
 const SORT_VALUE: Record<SortKey, (r: RunListItem) => string | number> = {
   name: (r) => r.name.toLowerCase(),
   startedAt: (r) => r.startedAt,
-  rate: (r) => r.summary?.produced.recordsPerSec ?? -1,
-  mbps: (r) => r.summary?.produced.mbPerSec ?? -1,
+  rate: (r) => (r.summary ? listedThroughput(r.summary).recordsPerSec : -1),
+  mbps: (r) => (r.summary ? listedThroughput(r.summary).mbPerSec : -1),
   p99: (r) => r.summary?.publishLatencyMs?.p99 ?? Number.POSITIVE_INFINITY,
 };
+
+/** How often the page asks whether the history changed (a run stored by this server or by the CLI). */
+const VERSION_POLL_MS = 2000;
+
+/** The history's version, re-read every few seconds: a change means a run was stored or updated. */
+function useHistoryVersion(): string | null {
+  const [version, setVersion] = useState<string | null>(null);
+  useEffect(() => {
+    const check = () =>
+      api.runsVersion().then(
+        (v) => setVersion(v.version),
+        () => {},
+      );
+    void check();
+    const timer = setInterval(check, VERSION_POLL_MS);
+    return () => clearInterval(timer);
+  }, []);
+  return version;
+}
+
+/** Date and time, which a narrow window wraps onto two lines but never inside either. */
+function DateTime({ iso }: { iso: string }) {
+  const [date, time] = formatDateTime(iso).split(' ');
+  return (
+    <>
+      <span className="nowrap">{date}</span> <span className="nowrap">{time}</span>
+    </>
+  );
+}
 
 export function HistoryPage() {
   const [runs, setRuns] = useState<RunListItem[] | null>(null);
@@ -49,17 +78,16 @@ export function HistoryPage() {
   const toggle = (id: string) =>
     setSelected((now) => (now.includes(id) ? now.filter((x) => x !== id) : [...now, id].slice(-8)));
 
-  const anyRunning = runs?.some((r) => r.status === 'running') ?? false;
+  // The list is read again whenever the history changes, whoever wrote it: a run the CLI stores
+  // appears, and a running run's row stays current.
+  const version = useHistoryVersion();
   useEffect(() => {
+    if (version === null) return;
     const load = () => api.runs({ status, search: search.trim(), limit: 500 }).then(setRuns, setError);
-    // Wait for typing to pause before asking the server; while a run is going, keep its row current.
+    // Wait for typing to pause before asking the server.
     const timer = setTimeout(load, 200);
-    const refresh = anyRunning ? setInterval(load, 3000) : undefined;
-    return () => {
-      clearTimeout(timer);
-      clearInterval(refresh);
-    };
-  }, [search, status, anyRunning]);
+    return () => clearTimeout(timer);
+  }, [search, status, version]);
 
   const filtered = search.trim() !== '' || status !== '';
   if (error) return <ErrorNote error={error} />;
@@ -120,10 +148,9 @@ export function HistoryPage() {
               <th className="select" aria-label="Select for comparison" />
               {header('name', 'Name')}
               <th>Target</th>
-              <th>Driver</th>
               {header('startedAt', 'Started')}
               <th>Status</th>
-              {header('rate', 'Produced', true)}
+              {header('rate', 'Throughput', true)}
               {header('mbps', 'Value bytes', true)}
               {header('p99', 'Publish p99', true)}
             </tr>
@@ -131,6 +158,8 @@ export function HistoryPage() {
           <tbody>
             {sorted.map((run) => {
               const to = run.status === 'running' ? href.live(run.id) : href.run(run.id);
+              const throughput = run.summary ? listedThroughput(run.summary) : null;
+              const consumed = throughput?.side === 'consumed' && <div className="id">consumed</div>;
               return (
                 <tr
                   key={run.id}
@@ -155,15 +184,25 @@ export function HistoryPage() {
                     </a>
                     <div className="id">{run.id}</div>
                   </td>
-                  <td>{run.target}</td>
-                  <td>{run.driver}</td>
-                  <td className="nowrap">{formatDateTime(run.startedAt)}</td>
+                  <td>
+                    {run.target}
+                    <div className="id">{run.driver}</div>
+                  </td>
+                  <td>
+                    <DateTime iso={run.startedAt} />
+                  </td>
                   <td className="nowrap">
                     <StatusBadge status={run.status} />
                     {run.concurrentWith && <ConcurrentMark others={run.concurrentWith} />}
                   </td>
-                  <td className="num">{formatRecordsPerSec(run.summary?.produced.recordsPerSec)}</td>
-                  <td className="num">{formatMBPerSec(run.summary?.produced.mbPerSec)}</td>
+                  <td className="num" data-testid="history-rate">
+                    {formatRecordsPerSec(throughput?.recordsPerSec)}
+                    {consumed}
+                  </td>
+                  <td className="num">
+                    {formatMBPerSec(throughput?.mbPerSec)}
+                    {consumed}
+                  </td>
                   <td className="num">{formatMs(run.summary?.publishLatencyMs?.p99)}</td>
                 </tr>
               );
