@@ -2,7 +2,7 @@
 
 import { faultMarks } from '@kbench/charts';
 import { parseReproductionTag, type Sample } from '@kbench/schema';
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { type ApiError, api, type RunOwner, type RunRecord, type SweepInfo } from '../api';
 import { ConcurrentWarning, ErrorNote, ProgressBar, Stat, StatusBadge } from '../components/bits';
 import { FaultsTable } from '../components/FaultsTable';
@@ -122,12 +122,19 @@ export function LiveRunPage({ id }: { id: string }) {
     return tag && parsed ? { tag, folder: parsed.folder } : null;
   }, [initial]);
 
-  // Comparing targets: follow the series from run to run, and open the comparison at the end.
+  // Whether this page watched the run going (not opened on it afterwards, say with Back).
+  const watched = useRef(false);
+  if (record && !ended) watched.current = true;
+
+  // A sweep: follow it from run to run while it goes. Comparing targets opens the comparison at the
+  // end; any other sweep stays on its last run, which offers the comparison. A page opened on a run
+  // of a finished sweep stays put, so that Back leads back through the runs.
   useEffect(() => {
-    if (!ended || sweep?.knob !== 'target') return;
+    if (!ended || !sweep || (sweep.finished && !watched.current)) return;
     const next = sweep.ids[sweep.ids.indexOf(id) + 1];
     if (next) navigate(href.live(next));
-    else if (sweep.finished && sweep.ids.length > 1) navigate(href.compare(sweep.ids));
+    else if (sweep.knob === 'target' && sweep.finished && sweep.ids.length > 1)
+      navigate(href.compare(sweep.ids));
   }, [ended, sweep, id]);
 
   const stop = async () => {
