@@ -188,6 +188,15 @@ test("a run page's charts and the SVG it exports carry the run's name and id", a
   expect(svg).toContain(`>${identity}</text>`);
 });
 
+test("a live run's charts carry the run's name and id", async ({ page }) => {
+  const id = `livenamed${Date.now().toString(16)}`;
+  await storedRun(id, 'a live run with a name', steadySamples(50_000));
+  await page.goto(`/#/runs/${id}/live`);
+  await expect(
+    page.getByTestId('chart-throughput').locator('svg text', { hasText: `a live run with a name (${id})` }),
+  ).toHaveCount(1);
+});
+
 test("an exported SVG's labels lie wholly inside the picture at millions of records/s", async ({ page }) => {
   const id = `megasvg${Date.now().toString(16)}`;
   await storedRun(id, 'twelve million a second', steadySamples(12_000_000));

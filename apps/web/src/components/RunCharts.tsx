@@ -5,23 +5,27 @@ import { useMemo } from 'react';
 import { api } from '../api';
 import { EChart, type EChartsOption } from './EChart';
 
-/** Every chart of one run; with `downloadId` (a stored run), each names the run and offers its SVG and PNG. */
+/**
+ * Every chart of one run, each naming the run (its label and `id`); with `downloadId` (a stored
+ * run), each offers its SVG and PNG too.
+ */
 export function RunCharts({
   samples,
   label,
+  id,
   downloadId,
   faults,
 }: {
   samples: Sample[];
   label?: string;
+  /** The run's id, shown under each chart's title (defaults to `downloadId`). */
+  id?: string;
   downloadId?: string;
   /** The run's fault timeline, marked on the time charts. */
   faults?: FaultMark[];
 }) {
-  const specs = useMemo(
-    () => runCharts(samples, label, faults, downloadId),
-    [samples, label, faults, downloadId],
-  );
+  const named = id ?? downloadId;
+  const specs = useMemo(() => runCharts(samples, label, faults, named), [samples, label, faults, named]);
   return <ChartGrid specs={specs} downloadIds={downloadId ? [downloadId] : undefined} />;
 }
 

@@ -225,7 +225,7 @@ export function LiveRunPage({ id }: { id: string }) {
       {stored?.faults && stored.faults.length > 0 && <FaultsTable faults={stored.faults} />}
       {!ended && <Headline last={last} />}
       {(samples.length > 0 || !ended) && (
-        <RunCharts samples={samples} faults={marks} {...(label ? { label } : {})} />
+        <RunCharts samples={samples} faults={marks} id={id} {...(label ? { label } : {})} />
       )}
     </div>
   );
