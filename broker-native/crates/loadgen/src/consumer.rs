@@ -38,6 +38,7 @@ use crate::payload::now_micros;
 use crate::stats::{IntervalStats, SharedStats};
 
 const MAX_WAIT_MS: i32 = 250;
+const MIN_BYTES: i32 = 1;
 const MAX_BYTES: i32 = 64 << 20;
 const PARTITION_MAX_BYTES: i32 = 8 << 20;
 const RETRY_BACKOFF: Duration = Duration::from_millis(100);
@@ -64,17 +65,105 @@ pub struct ConsumerConfig {
     pub group_id: String,
 }
 
+/// Kafka consumer properties beyond the scenario's knobs, by their Java names; the defaults are
+/// what the engine did before they could be set.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConsumerProperties {
+    /// `fetch.min.bytes`: bytes a fetch waits for (up to `fetch.max.wait.ms`). Default 1.
+    pub fetch_min_bytes: Option<i32>,
+    /// `fetch.max.wait.ms`: how long the broker may hold a fetch. Default 250.
+    pub fetch_max_wait_ms: Option<i32>,
+    /// `fetch.max.bytes`: bytes a fetch response may hold. Default 64 MiB.
+    pub fetch_max_bytes: Option<i32>,
+    /// `max.partition.fetch.bytes`: bytes per partition in a fetch response. Default 8 MiB.
+    pub max_partition_fetch_bytes: Option<i32>,
+    /// `enable.auto.commit`: commit positions periodically, on a rebalance and on stop. Default true.
+    pub enable_auto_commit: Option<bool>,
+    /// `auto.commit.interval.ms`: time between periodic commits. Default 5000.
+    pub auto_commit_interval_ms: Option<u32>,
+}
+
+/// The properties with every default filled in.
+#[derive(Debug, Clone, Copy)]
+struct Fetching {
+    min_bytes: i32,
+    max_wait_ms: i32,
+    max_bytes: i32,
+    partition_max_bytes: i32,
+    auto_commit: bool,
+    commit_interval: Duration,
+}
+
+impl Fetching {
+    fn from(p: &ConsumerProperties) -> Result<Fetching> {
+        let out = Fetching {
+            min_bytes: p.fetch_min_bytes.unwrap_or(MIN_BYTES),
+            max_wait_ms: p.fetch_max_wait_ms.unwrap_or(MAX_WAIT_MS),
+            max_bytes: p.fetch_max_bytes.unwrap_or(MAX_BYTES),
+            partition_max_bytes: p.max_partition_fetch_bytes.unwrap_or(PARTITION_MAX_BYTES),
+            auto_commit: p.enable_auto_commit.unwrap_or(true),
+            commit_interval: p
+                .auto_commit_interval_ms
+                .map_or(COMMIT_INTERVAL, |ms| Duration::from_millis(u64::from(ms))),
+        };
+        if out.min_bytes < 0 || out.max_wait_ms < 0 {
+            return Err(Error::Config(
+                "fetch.min.bytes and fetch.max.wait.ms must not be negative".into(),
+            ));
+        }
+        if out.max_bytes <= 0 || out.partition_max_bytes <= 0 || out.commit_interval.is_zero() {
+            return Err(Error::Config(
+                "fetch.max.bytes, max.partition.fetch.bytes and auto.commit.interval.ms must be positive"
+                    .into(),
+            ));
+        }
+        Ok(out)
+    }
+
+    fn effective(&self, start: StartAt) -> Vec<(&'static str, String)> {
+        let reset = match start {
+            StartAt::Earliest => "earliest",
+            StartAt::Latest => "latest",
+        };
+        vec![
+            ("auto.offset.reset", reset.to_string()),
+            ("fetch.min.bytes", self.min_bytes.to_string()),
+            ("fetch.max.wait.ms", self.max_wait_ms.to_string()),
+            ("fetch.max.bytes", self.max_bytes.to_string()),
+            (
+                "max.partition.fetch.bytes",
+                self.partition_max_bytes.to_string(),
+            ),
+            ("enable.auto.commit", self.auto_commit.to_string()),
+            (
+                "auto.commit.interval.ms",
+                self.commit_interval.as_millis().to_string(),
+            ),
+        ]
+    }
+}
+
 /// A running consumer.
 #[derive(Debug)]
 pub struct Consumer {
     task: EngineTask,
     assignment: Arc<Mutex<Vec<(String, i32)>>>,
+    effective: Vec<(&'static str, String)>,
 }
 
 impl Consumer {
     /// Resolves once the consumer has joined its group, received its partitions and knows where
     /// to start reading them, so records produced afterwards are seen.
     pub async fn start(config: ConsumerConfig) -> Result<Consumer> {
+        Self::start_with(config, ConsumerProperties::default()).await
+    }
+
+    /// Like `start`, with Kafka consumer properties beyond the knobs.
+    pub async fn start_with(
+        config: ConsumerConfig,
+        properties: ConsumerProperties,
+    ) -> Result<Consumer> {
+        let fetching = Fetching::from(&properties)?;
         if config.group_id.is_empty() {
             return Err(Error::Config("groupId is empty".into()));
         }
@@ -98,7 +187,9 @@ impl Consumer {
         let shared = Arc::new(Shared::default());
         let (responses_tx, responses) = mpsc::unbounded_channel();
         let now = Instant::now();
+        let effective = fetching.effective(config.start);
         let engine = Engine {
+            fetching_with: fetching,
             topic_names: cluster
                 .topics
                 .iter()
@@ -124,14 +215,20 @@ impl Consumer {
             coordinator: None,
             group_calls: HashMap::new(),
             next_heartbeat: now + HEARTBEAT_INTERVAL,
-            next_commit: now + COMMIT_INTERVAL,
+            next_commit: now + fetching.commit_interval,
             rejoin: None,
             assignment: assignment.clone(),
         };
         Ok(Consumer {
             task: EngineTask::spawn(shared, engine.run()),
             assignment,
+            effective,
         })
+    }
+
+    /// The Kafka consumer properties this consumer runs with, by their Java names, defaults included.
+    pub fn effective_properties(&self) -> &[(&'static str, String)] {
+        &self.effective
     }
 
     pub fn take_interval(&self) -> IntervalStats {
@@ -284,6 +381,8 @@ enum GroupCall {
 
 struct Engine {
     config: ConsumerConfig,
+    /// Fetch sizes and waits, and offset commits.
+    fetching_with: Fetching,
     shared: Arc<Shared>,
     metadata: MetadataClient,
     cluster: ClusterMetadata,
@@ -343,8 +442,8 @@ impl Engine {
                 let request = self.group.heartbeat_request();
                 self.send_group(GroupCall::Heartbeat, &request).await;
             }
-            if now >= self.next_commit {
-                self.next_commit = now + COMMIT_INTERVAL;
+            if self.fetching_with.auto_commit && now >= self.next_commit {
+                self.next_commit = now + self.fetching_with.commit_interval;
                 let positions = self.positions();
                 if !positions.is_empty() {
                     let request = self.group.commit_request(&positions);
@@ -352,7 +451,11 @@ impl Engine {
                 }
             }
             let retry_at = self.retry_at;
-            let group_at = Some(self.next_heartbeat.min(self.next_commit));
+            let group_at = Some(if self.fetching_with.auto_commit {
+                self.next_heartbeat.min(self.next_commit)
+            } else {
+                self.next_heartbeat
+            });
             tokio::select! {
                 biased;
                 _ = self.shared.stop.notified() => {}
@@ -372,7 +475,7 @@ impl Engine {
 
     /// On stop: commits where this member got to, then leaves the group.
     async fn goodbye(&mut self) {
-        if self.rejoin != Some(GroupSignal::RejoinAsNew) {
+        if self.fetching_with.auto_commit && self.rejoin != Some(GroupSignal::RejoinAsNew) {
             let positions = self.positions();
             let commit = self.group.commit(&mut self.metadata, &positions);
             match tokio::time::timeout(GOODBYE_TIMEOUT, commit).await {
@@ -422,15 +525,22 @@ impl Engine {
         match why {
             GroupSignal::RejoinAsNew => self.group.forget_member(),
             _ => {
+                // Without auto commit the partitions go back uncommitted, as a Java consumer's would.
                 let positions = self.positions();
-                match self.group.commit(&mut self.metadata, &positions).await {
-                    Ok(code) => {
+                let commit = if self.fetching_with.auto_commit {
+                    Some(self.group.commit(&mut self.metadata, &positions).await)
+                } else {
+                    None
+                };
+                match commit {
+                    Some(Ok(code)) => {
                         if let GroupSignal::Failed(code) = signal(code) {
                             self.stats()
                                 .error(format!("offset commit: Kafka error code {code}"));
                         }
                     }
-                    Err(e) => self.stats().error(format!("offset commit: {e}")),
+                    Some(Err(e)) => self.stats().error(format!("offset commit: {e}")),
+                    None => {}
                 }
                 if why == GroupSignal::FindCoordinator {
                     self.group.lose_coordinator();
@@ -458,7 +568,7 @@ impl Engine {
                 self.publish_assignment();
                 let now = Instant::now();
                 self.next_heartbeat = now + HEARTBEAT_INTERVAL;
-                self.next_commit = now + COMMIT_INTERVAL;
+                self.next_commit = now + self.fetching_with.commit_interval;
             }
             Err(e) => {
                 self.stats().error(format!("rejoining group: {e}"));
@@ -610,7 +720,7 @@ impl Engine {
             let partition = FetchPartition::default()
                 .with_partition(a.partition)
                 .with_fetch_offset(a.offset)
-                .with_partition_max_bytes(PARTITION_MAX_BYTES);
+                .with_partition_max_bytes(self.fetching_with.partition_max_bytes);
             let name = &self.topic_names[a.topic];
             match topics.iter_mut().find(|t| &t.topic == name) {
                 Some(t) => t.partitions.push(partition),
@@ -623,9 +733,9 @@ impl Engine {
             }
         }
         let request = FetchRequest::default()
-            .with_max_wait_ms(MAX_WAIT_MS)
-            .with_min_bytes(1)
-            .with_max_bytes(MAX_BYTES)
+            .with_max_wait_ms(self.fetching_with.max_wait_ms)
+            .with_min_bytes(self.fetching_with.min_bytes)
+            .with_max_bytes(self.fetching_with.max_bytes)
             .with_topics(topics);
         let version = self.fetch_version;
         let Some(connection) = self.connection(node).await else {

@@ -16,8 +16,8 @@ pub mod producer;
 pub mod stats;
 
 pub use batch::Compression;
-pub use consumer::{Consumer, ConsumerConfig, StartAt};
+pub use consumer::{Consumer, ConsumerConfig, ConsumerProperties, StartAt};
 pub use error::{Error, Result};
 pub use histogram::{Histogram, HistogramSnapshot};
-pub use producer::{Keys, Producer, ProducerConfig, Size};
+pub use producer::{Keys, Producer, ProducerConfig, ProducerProperties, Size};
 pub use stats::IntervalStats;

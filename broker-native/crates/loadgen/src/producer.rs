@@ -25,7 +25,7 @@ use crate::partitioner::partition_for_key;
 use crate::payload::{now_micros, Rng, ValuePool};
 use crate::stats::{IntervalStats, SharedStats};
 
-/// Largest produce request we build (the brokers' default `max.request.size`).
+/// Largest produce request we build (the Java client's default `max.request.size`).
 const MAX_REQUEST_BYTES: usize = 1 << 20;
 /// Unsent bytes a fixed-rate producer may hold before it falls behind schedule.
 const FIXED_RATE_BUFFER_BYTES: usize = 64 << 20;
@@ -90,6 +90,33 @@ pub struct ProducerConfig {
     pub duration: Option<Duration>,
 }
 
+/// Kafka producer properties beyond the scenario's knobs, by their Java names; the defaults are
+/// what the engine did before they could be set.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProducerProperties {
+    /// `buffer.memory`: record bytes held unsent before the producer waits. Default: one batch per
+    /// partition in a closed loop, 64 MiB at a fixed rate.
+    pub buffer_memory: Option<usize>,
+    /// `max.request.size`: the largest produce request (a single larger batch goes alone). Default 1 MiB.
+    pub max_request_size: Option<usize>,
+    /// `request.timeout.ms`: the timeout each produce request carries (how long the broker may
+    /// wait for acks). Default 30 s.
+    pub request_timeout_ms: Option<i32>,
+}
+
+impl ProducerProperties {
+    fn validate(&self) -> Result<()> {
+        let bad = |m: &str| Err(Error::Config(m.to_string()));
+        if self.buffer_memory == Some(0) || self.max_request_size == Some(0) {
+            return bad("buffer.memory and max.request.size must be positive");
+        }
+        if self.request_timeout_ms.is_some_and(|t| t <= 0) {
+            return bad("request.timeout.ms must be positive");
+        }
+        Ok(())
+    }
+}
+
 impl ProducerConfig {
     fn validate(&self) -> Result<()> {
         let bad = |m: &str| Err(Error::Config(m.to_string()));
@@ -126,12 +153,22 @@ impl ProducerConfig {
 #[derive(Debug)]
 pub struct Producer {
     task: EngineTask,
+    effective: Vec<(&'static str, String)>,
 }
 
 impl Producer {
     /// Bootstraps (metadata, producer id) and starts producing on the current tokio runtime.
     pub async fn start(config: ProducerConfig) -> Result<Producer> {
+        Self::start_with(config, ProducerProperties::default()).await
+    }
+
+    /// Like `start`, with Kafka producer properties beyond the knobs.
+    pub async fn start_with(
+        config: ProducerConfig,
+        properties: ProducerProperties,
+    ) -> Result<Producer> {
         config.validate()?;
+        properties.validate()?;
         let mut metadata = MetadataClient::connect(&config.bootstrap).await?;
         let cluster = metadata
             .fetch(&config.topics, Duration::from_secs(10))
@@ -145,15 +182,23 @@ impl Producer {
         let shared = Arc::new(Shared::default());
         let engine = Engine::new(
             config,
+            &properties,
             shared.clone(),
             metadata,
             cluster,
             produce_version,
             producer,
         );
+        let effective = engine.effective_properties();
         Ok(Producer {
             task: EngineTask::spawn(shared, engine.run()),
+            effective,
         })
+    }
+
+    /// The Kafka producer properties this producer runs with, by their Java names, defaults included.
+    pub fn effective_properties(&self) -> &[(&'static str, String)] {
+        &self.effective
     }
 
     pub fn take_interval(&self) -> IntervalStats {
@@ -247,6 +292,8 @@ struct Engine {
     responses: mpsc::UnboundedReceiver<Response>,
     in_flight: HashMap<(u64, i32), InFlight>,
     buffer_limit: usize,
+    max_request_size: usize,
+    request_timeout_ms: i32,
     buffered: usize,
     sticky: usize,
     rng: Rng,
@@ -265,6 +312,7 @@ struct Engine {
 impl Engine {
     fn new(
         config: ProducerConfig,
+        properties: &ProducerProperties,
         shared: Arc<Shared>,
         metadata: MetadataClient,
         cluster: ClusterMetadata,
@@ -291,11 +339,11 @@ impl Engine {
                 });
             }
         }
-        let buffer_limit = match config.rate {
+        let buffer_limit = properties.buffer_memory.unwrap_or(match config.rate {
             Some(_) => FIXED_RATE_BUFFER_BYTES,
             // Closed loop: about one full batch per partition waiting, the rest in flight.
             None => config.batch_size as usize * partitions.len().max(1),
-        };
+        });
         let topic_names = cluster
             .topics
             .iter()
@@ -318,6 +366,8 @@ impl Engine {
             responses,
             in_flight: HashMap::new(),
             buffer_limit,
+            max_request_size: properties.max_request_size.unwrap_or(MAX_REQUEST_BYTES),
+            request_timeout_ms: properties.request_timeout_ms.unwrap_or(REQUEST_TIMEOUT_MS),
             buffered: 0,
             sticky: 0,
             rng,
@@ -336,6 +386,34 @@ impl Engine {
 
     fn stats(&self) -> &SharedStats {
         &self.shared.stats
+    }
+
+    fn effective_properties(&self) -> Vec<(&'static str, String)> {
+        let c = &self.config;
+        vec![
+            (
+                "acks",
+                if c.acks == -1 {
+                    "all".to_string()
+                } else {
+                    c.acks.to_string()
+                },
+            ),
+            ("batch.size", c.batch_size.to_string()),
+            ("linger.ms", c.linger_ms.to_string()),
+            (
+                "compression.type",
+                compression_name(c.compression).to_string(),
+            ),
+            ("enable.idempotence", c.idempotence.to_string()),
+            (
+                "max.in.flight.requests.per.connection",
+                c.max_in_flight.to_string(),
+            ),
+            ("buffer.memory", self.buffer_limit.to_string()),
+            ("max.request.size", self.max_request_size.to_string()),
+            ("request.timeout.ms", self.request_timeout_ms.to_string()),
+        ]
     }
 
     async fn run(mut self) {
@@ -628,7 +706,7 @@ impl Engine {
             let Some(next) = p.ready.front() else {
                 continue;
             };
-            if !batches.is_empty() && bytes + next.bytes.len() > MAX_REQUEST_BYTES {
+            if !batches.is_empty() && bytes + next.bytes.len() > self.max_request_size {
                 break;
             }
             let batch = p.ready.pop_front().expect("front exists");
@@ -716,7 +794,7 @@ impl Engine {
         }
         ProduceRequest::default()
             .with_acks(self.config.acks)
-            .with_timeout_ms(REQUEST_TIMEOUT_MS)
+            .with_timeout_ms(self.request_timeout_ms)
             .with_topic_data(topics)
     }
 
@@ -869,6 +947,17 @@ impl Engine {
                 self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
             }
         }
+    }
+}
+
+/// A codec by its Kafka name.
+fn compression_name(c: Compression) -> &'static str {
+    match c {
+        Compression::None => "none",
+        Compression::Gzip => "gzip",
+        Compression::Snappy => "snappy",
+        Compression::Lz4 => "lz4",
+        Compression::Zstd => "zstd",
     }
 }
 

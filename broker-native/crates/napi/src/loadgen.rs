@@ -1,12 +1,14 @@
 //! Thin binding over `kbench-loadgen`: the native producer and consumer. Options and stats are
 //! converted here; all the work happens in the core crate on napi's tokio runtime.
 
+use std::collections::HashMap;
+use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use kbench_loadgen::{
-    Compression, Consumer, ConsumerConfig, IntervalStats, Keys, Producer, ProducerConfig, Size,
-    StartAt,
+    Compression, Consumer, ConsumerConfig, ConsumerProperties, IntervalStats, Keys, Producer,
+    ProducerConfig, ProducerProperties, Size, StartAt,
 };
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -37,6 +39,9 @@ pub struct BindingNativeProducerOptions {
     pub rate_per_sec: Option<f64>,
     pub records: Option<f64>,
     pub duration_ms: Option<f64>,
+    /// Kafka producer properties by their Java names (buffer.memory, max.request.size,
+    /// request.timeout.ms); any other name is refused.
+    pub properties: Option<HashMap<String, String>>,
 }
 
 #[napi(object, js_name = "NativeConsumerOptions")]
@@ -47,6 +52,10 @@ pub struct BindingNativeConsumerOptions {
     pub from_beginning: bool,
     /// The consumer group to join (range assignor, offsets committed every 5 s and on stop).
     pub group_id: String,
+    /// Kafka consumer properties by their Java names (fetch.min.bytes, fetch.max.wait.ms,
+    /// fetch.max.bytes, max.partition.fetch.bytes, enable.auto.commit, auto.commit.interval.ms);
+    /// any other name is refused.
+    pub properties: Option<HashMap<String, String>>,
 }
 
 /// Counts since the previous `takeInterval`; latency buckets use the engine's log-linear
@@ -145,6 +154,51 @@ impl TryFrom<BindingNativeProducerOptions> for ProducerConfig {
     }
 }
 
+/// A property's value, or an error naming the property.
+fn value<T: FromStr>(name: &str, text: &str) -> Result<T> {
+    text.trim()
+        .parse()
+        .map_err(|_| invalid(format!("{name}: {text:?} is not a valid value")))
+}
+
+fn producer_properties(given: Option<HashMap<String, String>>) -> Result<ProducerProperties> {
+    let mut out = ProducerProperties::default();
+    for (name, text) in given.unwrap_or_default() {
+        match name.as_str() {
+            "buffer.memory" => out.buffer_memory = Some(value(&name, &text)?),
+            "max.request.size" => out.max_request_size = Some(value(&name, &text)?),
+            "request.timeout.ms" => out.request_timeout_ms = Some(value(&name, &text)?),
+            _ => return Err(invalid(format!("the native producer cannot honour {name}"))),
+        }
+    }
+    Ok(out)
+}
+
+fn consumer_properties(given: Option<HashMap<String, String>>) -> Result<ConsumerProperties> {
+    let mut out = ConsumerProperties::default();
+    for (name, text) in given.unwrap_or_default() {
+        match name.as_str() {
+            "fetch.min.bytes" => out.fetch_min_bytes = Some(value(&name, &text)?),
+            "fetch.max.wait.ms" => out.fetch_max_wait_ms = Some(value(&name, &text)?),
+            "fetch.max.bytes" => out.fetch_max_bytes = Some(value(&name, &text)?),
+            "max.partition.fetch.bytes" => {
+                out.max_partition_fetch_bytes = Some(value(&name, &text)?)
+            }
+            "enable.auto.commit" => out.enable_auto_commit = Some(value(&name, &text)?),
+            "auto.commit.interval.ms" => out.auto_commit_interval_ms = Some(value(&name, &text)?),
+            _ => return Err(invalid(format!("the native consumer cannot honour {name}"))),
+        }
+    }
+    Ok(out)
+}
+
+fn properties_map(effective: &[(&'static str, String)]) -> HashMap<String, String> {
+    effective
+        .iter()
+        .map(|(name, v)| ((*name).to_string(), v.clone()))
+        .collect()
+}
+
 impl From<BindingNativeConsumerOptions> for ConsumerConfig {
     fn from(o: BindingNativeConsumerOptions) -> Self {
         ConsumerConfig {
@@ -170,10 +224,19 @@ pub struct BindingNativeProducer {
 impl BindingNativeProducer {
     /// Connects, reads metadata (and a producer id when idempotent), then starts producing.
     #[napi(factory)]
-    pub async fn start(options: BindingNativeProducerOptions) -> Result<BindingNativeProducer> {
+    pub async fn start(mut options: BindingNativeProducerOptions) -> Result<BindingNativeProducer> {
+        let properties = producer_properties(options.properties.take())?;
         let config = ProducerConfig::try_from(options)?;
-        let inner = Producer::start(config).await.map_err(to_js_error)?;
+        let inner = Producer::start_with(config, properties)
+            .await
+            .map_err(to_js_error)?;
         Ok(BindingNativeProducer { inner })
+    }
+
+    /// The Kafka producer properties it runs with, by their Java names, defaults included.
+    #[napi]
+    pub fn effective_properties(&self) -> HashMap<String, String> {
+        properties_map(self.inner.effective_properties())
     }
 
     /// Counts since the previous call; resets them.
@@ -210,9 +273,18 @@ pub struct BindingNativeConsumer {
 impl BindingNativeConsumer {
     /// Resolves once it has joined its group and knows where to start its partitions.
     #[napi(factory)]
-    pub async fn start(options: BindingNativeConsumerOptions) -> Result<BindingNativeConsumer> {
-        let inner = Consumer::start(options.into()).await.map_err(to_js_error)?;
+    pub async fn start(mut options: BindingNativeConsumerOptions) -> Result<BindingNativeConsumer> {
+        let properties = consumer_properties(options.properties.take())?;
+        let inner = Consumer::start_with(options.into(), properties)
+            .await
+            .map_err(to_js_error)?;
         Ok(BindingNativeConsumer { inner })
+    }
+
+    /// The Kafka consumer properties it runs with, by their Java names, defaults included.
+    #[napi]
+    pub fn effective_properties(&self) -> HashMap<String, String> {
+        properties_map(self.inner.effective_properties())
     }
 
     #[napi]
