@@ -6,6 +6,7 @@ import {
   meanMessageSize,
   parseDurationMs,
   type Scenario,
+  scenarioClientProperties,
   targetKind,
 } from '@kbench/schema';
 import { payloadFileBytes } from './payload.js';
@@ -59,6 +60,10 @@ export interface RunPlan {
     /** Records and value bytes the run sends at most (find-max search included), or null when unbounded by rate. */
     estimatedRecords: number | null;
     estimatedBytes: number | null;
+    /** Kafka properties the driver is given, by name (knobs it honours included); empty without producers. */
+    producerProperties: Record<string, string>;
+    /** The same for consumers. */
+    consumerProperties: Record<string, string>;
   };
   notes: string[];
 }
@@ -143,6 +148,8 @@ export function planRun(s: Scenario, options: { profiles?: ProfileStore; maxRate
       preloadBytes,
       estimatedRecords,
       estimatedBytes,
+      producerProperties: s.producers.count > 0 ? scenarioClientProperties(s, 'producers') : {},
+      consumerProperties: s.consumers.count > 0 ? scenarioClientProperties(s, 'consumers') : {},
     },
     notes,
   };

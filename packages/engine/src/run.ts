@@ -78,6 +78,15 @@ interface Clients {
 const SAMPLE_MS = 1000;
 const DRAIN_TIMEOUT_MS = 30_000;
 
+/** The Kafka properties the run's clients ran with, as their driver applied them. */
+function appliedProperties(clients: Clients): NonNullable<Environment['clientProperties']> {
+  const consumers = clients.consumers[0]?.properties();
+  return {
+    ...(clients.producers ? { producers: clients.producers.properties() } : {}),
+    ...(consumers ? { consumers } : {}),
+  };
+}
+
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -244,6 +253,7 @@ export class ScenarioRun extends EventEmitter {
               clientId: `${name}-c`,
               groupId: `${name}-g${g}`,
               count: s.consumers.count,
+              properties: s.consumers.config,
               // Without a backlog our topics are new and empty, so reading from the beginning is "latest"
               // without the race of resolving the latest offset after load has begun (not so for a
               // reused topic, which may hold records already).
@@ -284,6 +294,7 @@ export class ScenarioRun extends EventEmitter {
       await startConsumers();
       if (this.stopRequested) return this.finish('stopped', null);
       await this.load(clients);
+      this.environment.clientProperties = appliedProperties(clients);
       this.lastError =
         clients.producers?.lastError() ?? clients.consumers.map((c) => c.lastError()).find((e) => e) ?? null;
       return this.finish(this.stopRequested ? 'stopped' : 'completed', null);

@@ -66,6 +66,7 @@ async function twoGroupsReadEverything(bootstrap: string, records: number): Prom
         groupId: id,
         count: 2,
         fromBeginning: false,
+        properties: {},
       });
       groups.push({ id, clients });
     }

@@ -3,6 +3,7 @@
 // driver does with it. A property a driver cannot honour is refused by name, never dropped.
 import { z } from 'zod';
 import { bool, integer, oneOf, size, text } from './fields.js';
+import type { Scenario } from './scenario.js';
 
 export type ClientRole = 'producers' | 'consumers';
 export type ClientDriver = 'kafkajs' | 'native';
@@ -209,6 +210,21 @@ export function clientConfigConflicts(raw: unknown): { path: string; message: st
         });
       }
     }
+  }
+  return out;
+}
+
+/**
+ * The Kafka properties a resolved scenario gives its driver for a role, by name: the knobs the
+ * driver honours under their Kafka names (acks=all, linger.ms=5) and the role's config.
+ */
+export function scenarioClientProperties(s: Scenario, role: ClientRole): Record<string, string> {
+  const out: Record<string, string> = {};
+  const section = s[role] as unknown as Record<string, unknown>;
+  for (const [name, property] of Object.entries(CLIENT_PROPERTIES[role])) {
+    if (property.drivers[s.driver] === undefined) continue;
+    const value = property.knob ? section[property.knob] : s[role].config[name];
+    if (value !== undefined) out[name] = String(value);
   }
   return out;
 }

@@ -195,6 +195,12 @@ export interface Environment {
   /** Described by the cluster itself; external and kafka targets. */
   cluster?: ClusterDescription;
   /**
+   * The Kafka client properties the load ran with, by name, as each driver applied them (the
+   * scenario's producers.config and consumers.config, the knobs they duplicate, and the driver's
+   * defaults for the rest); absent for runs that ended before their clients started.
+   */
+  clientProperties?: { producers?: Record<string, string>; consumers?: Record<string, string> };
+  /**
    * Set on a virtual machine that hands free memory back to its host (virtio-balloon free page
    * reporting): page cache that grows into such memory is slower to write, which bends long
    * write-heavy runs (docs/benchmarks.md).

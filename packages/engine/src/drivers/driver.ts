@@ -27,6 +27,8 @@ export interface ConsumersPlan {
   groupId: string;
   count: number;
   fromBeginning: boolean;
+  /** Kafka consumer properties (`consumers.config`), checked against the driver by the schema. */
+  properties: Scenario['consumers']['config'];
 }
 
 /** A set of clients of one role. */
@@ -40,6 +42,8 @@ export interface LoadClients {
   /** Stops and disconnects every client; resolves when they are gone. */
   stop(): Promise<void>;
   lastError(): string | null;
+  /** The Kafka properties the clients run with, by name, as the driver applied them (defaults included). */
+  properties(): Record<string, string>;
 }
 
 export interface LoadDriver {

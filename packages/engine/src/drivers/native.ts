@@ -32,6 +32,7 @@ function toInterval(n: NativeInterval): ClientInterval {
 
 interface NativeClient {
   takeInterval(): NativeInterval;
+  effectiveProperties(): Record<string, string>;
   stop(): Promise<void>;
   lastError(): string | null;
 }
@@ -80,7 +81,16 @@ class NativeSet implements LoadClients {
   lastError(): string | null {
     return this.error ?? this.clients.map((c) => c.lastError()).find((e) => e) ?? null;
   }
+
+  /** As the Rust engine reports them; every client of a set has the same. */
+  properties(): Record<string, string> {
+    return this.clients[0]?.effectiveProperties() ?? {};
+  }
 }
+
+/** Property values as the engine takes them: text, parsed by each property's type in Rust. */
+const asText = (config: Record<string, unknown>): Record<string, string> =>
+  Object.fromEntries(Object.entries(config).map(([k, v]) => [k, String(v)]));
 
 /** The Rust engine speaks plain Kafka only; the scenario check refuses TLS/SASL targets before this. */
 function plainOnly(plan: { security?: unknown }): void {
@@ -125,6 +135,7 @@ export function nativeDriver(): LoadDriver {
             lingerMs: c.lingerMs,
             maxInFlight: c.maxInFlight,
             idempotence: c.idempotence,
+            properties: asText(c.config),
             ...(plan.ratePerSec === null ? {} : { ratePerSec: plan.ratePerSec }),
             ...(plan.recordsEach ? { records: plan.recordsEach[i] ?? 0 } : {}),
             ...(plan.durationMs === null ? {} : { durationMs: plan.durationMs }),
@@ -144,6 +155,7 @@ export function nativeDriver(): LoadDriver {
             topics: plan.topics,
             fromBeginning: plan.fromBeginning,
             groupId: plan.groupId,
+            properties: asText(plan.properties),
           }),
       );
       return new NativeSet(makers).createNow();

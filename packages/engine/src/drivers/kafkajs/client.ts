@@ -31,6 +31,7 @@ export function createKafka(
   log: Log,
   security?: ConnectionSecurity,
   wire?: WireCounter,
+  requestTimeout = 30_000,
 ): Kafka {
   return new Kafka({
     clientId,
@@ -46,7 +47,7 @@ export function createKafka(
       },
     retry: { retries: 5, initialRetryTime: 100 },
     connectionTimeout: 5000,
-    requestTimeout: 30_000,
+    requestTimeout,
   });
 }
 

@@ -1,12 +1,15 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import type { IntervalAccumulator } from '../../interval.js';
 import { nowMicros, sentAtMicros } from '../../payload.js';
+import type { ConsumerOptions } from './properties.js';
 
 export interface ConsumerPlan {
   kafka: Kafka;
   groupId: string;
   topics: string[];
   fromBeginning: boolean;
+  /** kafkajs options from the scenario's consumer properties. */
+  options: ConsumerOptions;
   acc: IntervalAccumulator;
   onError: (err: unknown) => void;
 }
@@ -17,14 +20,7 @@ export class LoadConsumer {
   private joined = false;
   private readonly joinWaiters: (() => void)[] = [];
   constructor(private readonly plan: ConsumerPlan) {
-    this.consumer = plan.kafka.consumer({
-      groupId: plan.groupId,
-      sessionTimeout: 10_000,
-      rebalanceTimeout: 10_000,
-      heartbeatInterval: 1000,
-      maxWaitTimeInMs: 250,
-      allowAutoTopicCreation: false,
-    });
+    this.consumer = plan.kafka.consumer({ groupId: plan.groupId, ...plan.options.consumer });
     this.consumer.on(this.consumer.events.GROUP_JOIN, () => {
       this.joined = true;
       for (const wake of this.joinWaiters.splice(0)) wake();
@@ -37,6 +33,7 @@ export class LoadConsumer {
     await this.consumer.connect();
     await this.consumer.subscribe({ topics: this.plan.topics, fromBeginning: this.plan.fromBeginning });
     await this.consumer.run({
+      ...this.plan.options.run,
       eachBatch: async ({ batch }) => {
         const now = nowMicros();
         for (const message of batch.messages) {

@@ -52,6 +52,7 @@ class WorkerSet implements LoadClients {
   private nextId = 0;
   private readonly pending = new Map<number, (interval: ClientInterval) => void>();
   private stopping: Promise<void> | null = null;
+  private applied: Record<string, string> = {};
 
   private constructor(
     private readonly workers: Worker[],
@@ -89,8 +90,10 @@ class WorkerSet implements LoadClients {
           (w) =>
             new Promise<void>((resolve, reject) => {
               w.on('message', (m: FromWorker) => {
-                if (m.type === 'ready') resolve();
-                else if (m.type === 'failed') reject(new Error(m.error));
+                if (m.type === 'ready') {
+                  set.applied = m.properties;
+                  resolve();
+                } else if (m.type === 'failed') reject(new Error(m.error));
               });
               w.on('exit', (code) =>
                 reject(new Error(`a kafkajs worker exited during setup (code ${code})`)),
@@ -154,6 +157,10 @@ class WorkerSet implements LoadClients {
   lastError(): string | null {
     return this.error;
   }
+
+  properties(): Record<string, string> {
+    return this.applied;
+  }
 }
 
 /** Spreads `count` clients over at most one worker per core; returns the clients per worker. */
@@ -197,6 +204,7 @@ export function kafkajsDriver(log: Log): LoadDriver {
         groupId: plan.groupId,
         count,
         fromBeginning: plan.fromBeginning,
+        properties: plan.properties,
       }));
       return WorkerSet.spawn(plans, log);
     },

@@ -12,6 +12,8 @@ export interface ProducerPlan {
   kafka: Kafka;
   topics: string[];
   config: Scenario['producers'];
+  /** The timeout each produce request carries (request.timeout.ms). */
+  requestTimeoutMs: number;
   /** Records per second for this producer, or null for as fast as acks come back (closed loop). */
   ratePerSec: number | null;
   control: LoadControl;
@@ -89,7 +91,13 @@ export class LoadProducer {
       }
       const topic = this.plan.topics[this.topicCursor++ % this.plan.topics.length] as string;
       try {
-        await this.producer.send({ topic, messages, acks: ACKS[config.acks], compression, timeout: 30_000 });
+        await this.producer.send({
+          topic,
+          messages,
+          acks: ACKS[config.acks],
+          compression,
+          timeout: this.plan.requestTimeoutMs,
+        });
         // kafkajs answers an acks=0 send as soon as it is queued on the socket, before any I/O.
         if (config.acks === 0) await this.plan.written();
         acc.add(count, bytes, nowMicros() - intended);

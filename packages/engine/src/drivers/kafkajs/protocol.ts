@@ -1,5 +1,5 @@
 // Messages between the kafkajs driver and its worker threads.
-import type { Scenario } from '@kbench/schema';
+import type { ClientPropertyValue, Scenario } from '@kbench/schema';
 import type { ClientInterval } from '../../interval.js';
 import type { ConnectionSecurity } from '../../security.js';
 
@@ -28,12 +28,15 @@ export type WorkerPlan =
       groupId: string;
       count: number;
       fromBeginning: boolean;
+      /** The scenario's consumer properties (producers carry theirs in config). */
+      properties: Record<string, ClientPropertyValue>;
     };
 
 export type ToWorker = { type: 'start' } | { type: 'take'; id: number } | { type: 'stop' };
 
 export type FromWorker =
-  | { type: 'ready' }
+  /** Ready, with the Kafka properties its clients run with. */
+  | { type: 'ready'; properties: Record<string, string> }
   | { type: 'failed'; error: string }
   | { type: 'interval'; id: number; interval: ClientInterval }
   | { type: 'finished' }

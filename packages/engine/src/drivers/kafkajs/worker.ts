@@ -7,6 +7,7 @@ import { PayloadSource } from '../../payload.js';
 import { createKafka, WireCounter } from './client.js';
 import { LoadConsumer } from './consumer.js';
 import { LoadProducer } from './producer.js';
+import { clientOptions, consumerOptions, consumerProperties, producerProperties } from './properties.js';
 import type { FromWorker, ToWorker, WorkerPlan } from './protocol.js';
 
 const port = parentPort;
@@ -18,12 +19,20 @@ const describe = (err: unknown) => (err instanceof Error ? err.message : String(
 const acc = new IntervalAccumulator();
 // Producers count what they put on the wire (the figure reported as wire bytes); consumers do not.
 const wire = plan.role === 'producers' ? new WireCounter() : undefined;
+const client = clientOptions(plan.role === 'producers' ? plan.config.config : plan.properties, plan.clientId);
+const consumerSettings = consumerOptions(plan.role === 'consumers' ? plan.properties : {});
+/** The Kafka properties this worker's clients run with, as given to kafkajs. */
+const properties =
+  plan.role === 'producers'
+    ? producerProperties(plan.config, client)
+    : consumerProperties(consumerSettings, client, plan.fromBeginning);
 const kafka = createKafka(
-  plan.clientId,
+  client.clientId,
   plan.bootstrap,
   (level, message) => post({ type: 'log', level, message }),
   plan.security,
   wire,
+  client.requestTimeout,
 );
 const onError = (err: unknown) => post({ type: 'client-error', error: describe(err) });
 const producers: LoadProducer[] = [];
@@ -40,6 +49,7 @@ async function setUp(): Promise<void> {
           kafka,
           topics: plan.topics,
           config: plan.config,
+          requestTimeoutMs: client.requestTimeout,
           ratePerSec: plan.ratePerSec,
           control,
           acc,
@@ -58,6 +68,7 @@ async function setUp(): Promise<void> {
           groupId: plan.groupId,
           topics: plan.topics,
           fromBeginning: plan.fromBeginning,
+          options: consumerSettings,
           acc,
           onError,
         }),
@@ -105,6 +116,6 @@ port.on('message', (message: ToWorker) => {
 });
 
 setUp().then(
-  () => post({ type: 'ready' }),
+  () => post({ type: 'ready', properties }),
   (err: unknown) => post({ type: 'failed', error: describe(err) }),
 );
