@@ -41,6 +41,8 @@ Options of run:
   <scenario>              a file, or a library name: quickstart, kreps-2014/producer-1-thread, or
                           user/NAME for one saved from the workbench's composer
   --set knob.path=value   override any knob (YAML value), e.g. --set producers.acks=all; repeatable
+                          (a Kafka client property by its name after config., e.g.
+                          --set producers.config.max.in.flight.requests.per.connection=1)
   --target T              bundled (default), kafka (a managed Apache Kafka on this machine), a profile
                           name (kbench profile list) or bootstrap servers host:port[,host:port];
                           several --target run the scenario on each in turn and compare them

@@ -166,6 +166,12 @@ function bytesText(bytes: number): string {
   return `${fmtNumber(bytes)} bytes`;
 }
 
+/** Kafka client properties as `name=value` pairs. */
+function properties(props: Record<string, string>): string {
+  const pairs = Object.entries(props).map(([k, v]) => `${k}=${v}`);
+  return pairs.length > 0 ? pairs.join(' ') : '-';
+}
+
 /** What a run would do, in words. */
 export function planText(plan: RunPlan): string {
   const t = plan.target;
@@ -212,6 +218,8 @@ export function planText(plan: RunPlan): string {
       'consumers',
       load.consumers === 0 ? 'none' : `${load.consumers} in each of ${load.consumerGroups} group(s)`,
     ],
+    ['producer props', properties(load.producerProperties)],
+    ['consumer props', properties(load.consumerProperties)],
     ['length', length],
     [
       'sends',
