@@ -7,6 +7,7 @@
 pub mod bounds;
 pub mod fetch;
 pub mod frame;
+mod shape;
 mod shapes;
 
 pub use fetch::encode_fetch_response;

@@ -21,9 +21,9 @@ pub enum FsyncPolicy {
 impl FsyncPolicy {
     /// Parses `none`, `batch` or `interval:<ms>` (the scenario's and the
     /// CLI's spelling).
-    pub fn parse(text: &str) -> crate::Result<FsyncPolicy> {
+    pub fn parse(text: &str) -> crate::error::Result<FsyncPolicy> {
         let text = text.trim();
-        let bad = || crate::Error::InvalidOption {
+        let bad = || crate::error::Error::InvalidOption {
             name: "fsync",
             message: format!("{text:?} is not one of none, batch, interval:<ms>"),
         };
@@ -135,9 +135,9 @@ impl Limits {
     }
 
     /// Refuses limits that cannot work together, naming the option.
-    pub fn check(&self) -> crate::Result<()> {
+    pub fn check(&self) -> crate::error::Result<()> {
         let bad = |name: &'static str, message: String| {
-            Err(crate::Error::InvalidOption { name, message })
+            Err(crate::error::Error::InvalidOption { name, message })
         };
         if self.max_frame_bytes < 1024 || self.max_frame_bytes > i32::MAX as usize {
             return bad("max-frame-bytes", "must be between 1 KiB and 2 GiB".into());
@@ -195,6 +195,8 @@ pub const DEFAULT_QUEUED_MAX_REQUEST_BYTES: usize = 512 * 1024 * 1024;
 pub const DEFAULT_MAX_PARTITIONS_PER_TOPIC: i32 = 10_000;
 pub const DEFAULT_MAX_PARTITIONS: usize = 150_000;
 pub const DEFAULT_SEGMENT_BYTES: u64 = 1024 * 1024 * 1024;
+/// How often the broker checks retention unless configured otherwise.
+pub const DEFAULT_RETENTION_CHECK_INTERVAL: Duration = Duration::from_secs(30);
 
 impl BrokerConfig {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
@@ -209,7 +211,7 @@ impl BrokerConfig {
             limits: Limits::default(),
             fsync: FsyncPolicy::None,
             cluster_id: "kbench-cluster".to_string(),
-            retention_check_interval: crate::storage::retention::DEFAULT_CHECK_INTERVAL,
+            retention_check_interval: DEFAULT_RETENTION_CHECK_INTERVAL,
         }
     }
 }

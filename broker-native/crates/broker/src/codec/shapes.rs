@@ -3,7 +3,7 @@
 //!
 //! The wire layout of each request the broker decodes, for [`super::bounds`].
 
-use super::bounds::{Field, Shape, Ty};
+use super::shape::{Field, Shape, Ty};
 
 /// Every shape, for lookup by API key.
 pub(super) const ALL: &[Shape] = &[

@@ -15,8 +15,7 @@ pub mod shared;
 pub mod time_index;
 pub mod topic;
 
+pub use batch::Appended;
 pub use log::{Log, LogRecovery, FLUSH_CHECK_INTERVAL};
-pub use partition::{
-    Appended, LogConfig, Partition, PartitionRead, RecoveryReport, SharedTopicConfig,
-};
+pub use partition::{LogConfig, Partition, PartitionRead, RecoveryReport, SharedTopicConfig};
 pub use topic::Topic;

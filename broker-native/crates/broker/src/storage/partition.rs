@@ -9,7 +9,7 @@
 //! Lock order: `append_lock`, then `producers`, then `epochs`; `durable`
 //! is taken alone or last.
 
-use super::batch::{set_base_offset, set_leader_epoch, split_and_validate, BatchHeader};
+use super::batch::{set_base_offset, set_leader_epoch, split_and_validate, Appended, BatchHeader};
 use super::epoch_cache::{LeaderEpochCache, CHECKPOINT_FILE};
 use super::file_cache::FileCache;
 use super::index::write_replacing;
@@ -68,13 +68,6 @@ impl Default for LogConfig {
             max_partitions: crate::config::DEFAULT_MAX_PARTITIONS,
         }
     }
-}
-
-/// Offsets of one successful append.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Appended {
-    pub base_offset: i64,
-    pub last_offset: i64,
 }
 
 /// Batches read for a fetch, with the offsets the response reports.

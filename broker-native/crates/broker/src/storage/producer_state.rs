@@ -19,8 +19,7 @@
 //! (i64), epoch (i16), batch count (u8) and per batch its first and last
 //! sequence (i32) and first and last offset (i64), all big-endian.
 
-use super::batch::{BatchHeader, HEADER_SIZE};
-use super::partition::Appended;
+use super::batch::{Appended, BatchHeader, HEADER_SIZE};
 use crate::error::{Error, Result};
 use kafka_protocol::ResponseError;
 use std::collections::{HashMap, VecDeque};

@@ -2,11 +2,6 @@
 //! retention.bytes (per partition) and retention.ms (by each segment's
 //! largest timestamp). The active (last) segment is never deleted.
 
-use std::time::Duration;
-
-/// How often the broker checks retention unless configured otherwise.
-pub const DEFAULT_CHECK_INTERVAL: Duration = Duration::from_secs(30);
-
 /// What retention needs to know about one segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentFacts {
