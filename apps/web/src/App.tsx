@@ -1,5 +1,5 @@
 import { ComparePage } from './pages/ComparePage';
-import { ComposerPage } from './pages/ComposerPage';
+import { ComposerPage } from './pages/composer/ComposerPage';
 import { HistoryPage } from './pages/HistoryPage';
 import { LiveRunPage } from './pages/LiveRunPage';
 import { ReproductionPage } from './pages/ReproductionPage';
