@@ -139,7 +139,10 @@ describe('one run at a time on a machine', () => {
 
   it('a huge lock file is not read whole: it counts as damaged, and a FIFO in its place does not hang', async () => {
     // 64 MiB of a valid-looking prefix: read whole it would be parsed; bounded, it is damaged.
-    writeFileSync(join(dir, RUN_LOCK_FILE), `{"pid": ${process.pid}, "x": "${'x'.repeat(64 * 1024 * 1024)}"}`);
+    writeFileSync(
+      join(dir, RUN_LOCK_FILE),
+      `{"pid": ${process.pid}, "x": "${'x'.repeat(64 * 1024 * 1024)}"}`,
+    );
     const hold = new RunSlot(dir).take(claim(null));
     expect(hold.concurrent).toBe(false);
     hold.release();
