@@ -14,6 +14,7 @@ use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, Partition
 use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
+use kbench_loadgen::metadata::MetadataClient;
 use kbench_loadgen::{
     Compression, Consumer, ConsumerConfig, Keys, Producer, ProducerConfig, Size, StartAt,
 };
@@ -156,6 +157,24 @@ async fn a_fetch_response_claiming_four_billion_topics_is_a_protocol_error() {
         "{e}"
     );
     consumer.stop().await;
+}
+
+#[tokio::test]
+async fn an_api_versions_answer_in_v0_to_a_v3_request_is_read_as_v0() {
+    // A broker that does not know ApiVersions v3 answers in v0 with UNSUPPORTED_VERSION (35)
+    // and the versions it has; the client then asks again in v0.
+    let broker = FakeBroker::start(|asked: &Asked| {
+        (asked.api_key == ApiKey::ApiVersions && asked.version == 3).then(|| {
+            let v0 = Asked {
+                version: 0,
+                ..*asked
+            };
+            frame(&v0, &ApiVersionsResponse::default().with_error_code(35))
+        })
+    })
+    .await;
+    let metadata = MetadataClient::connect(&broker.bootstrap()).await.unwrap();
+    assert_eq!(metadata.versions().pick::<MetadataRequest>().unwrap(), 12);
 }
 
 /// One uncompressed record as the producer writes it: no key, `value`, no headers.

@@ -17,8 +17,11 @@ const CLIENT_ID: &str = "kbench-native";
 /// The largest response frame accepted: well above a fetch's max bytes (64 MiB), as a broker may
 /// exceed it by one batch.
 const MAX_FRAME: usize = 256 << 20;
-/// How much more of a frame the reader reserves before its bytes arrive: a size prefix is only a
-/// claim, so memory grows with the bytes actually received.
+/// A frame claiming up to a fetch's max bytes is reserved whole when its size arrives (one
+/// allocation for an honest broker's answers); a larger claim is grown into as its bytes arrive,
+/// so a lying size prefix costs at most this much per connection.
+const RESERVE_WHOLE_UP_TO: usize = 64 << 20;
+/// How much more of a larger frame the reader reserves ahead of its bytes.
 const RESERVE_AHEAD: usize = 1 << 20;
 
 /// A response frame (header included) from connection `connection`, or the reason it died.
@@ -177,7 +180,12 @@ async fn read_frame(read: &mut OwnedReadHalf, buf: &mut BytesMut, addr: &str) ->
                 buf.advance(4);
                 return Ok(buf.split_to(size).freeze());
             }
-            buf.reserve((4 + size - buf.len()).min(RESERVE_AHEAD));
+            let missing = 4 + size - buf.len();
+            if size <= RESERVE_WHOLE_UP_TO {
+                buf.reserve(missing);
+            } else {
+                buf.reserve(missing.min(RESERVE_AHEAD));
+            }
         } else {
             buf.reserve(64 * 1024);
         }
@@ -187,22 +195,25 @@ async fn read_frame(read: &mut OwnedReadHalf, buf: &mut BytesMut, addr: &str) ->
     }
 }
 
-/// Decodes a response frame of request type `R` sent at `version`, once its header and body
-/// have been walked against their wire shapes: the decoder sizes allocations from counts on the
-/// wire, so a count the frame cannot hold must be refused before it reads one.
-pub fn decode_response<R: Request>(mut frame: Bytes, version: i16) -> Result<R::Response> {
-    let version = match kbench_wire::check_response(R::KEY, version, &frame) {
-        Ok(()) => version,
-        // A broker that does not support the ApiVersions version asked answers in v0, as Java's
-        // ApiVersionsResponse.parse expects: read it as such (its error code then says so).
-        Err(_)
-            if R::KEY == ApiKey::ApiVersions as i16
-                && kbench_wire::check_response(R::KEY, 0, &frame).is_ok() =>
-        {
-            0
+/// Decodes a response frame of request type `R` sent at `version`.
+pub fn decode_response<R: Request>(frame: Bytes, version: i16) -> Result<R::Response> {
+    match decode_checked::<R>(frame.clone(), version) {
+        // A broker that does not support the ApiVersions version asked answers in v0, which
+        // Java's client reads when the answer does not parse as asked: so do we (its error code
+        // then says so, and the handshake asks again in v0).
+        Err(e) if R::KEY == ApiKey::ApiVersions as i16 && version > 0 => {
+            decode_checked::<R>(frame, 0).map_err(|_| e)
         }
-        Err(e) => return Err(Error::Protocol(e.to_string())),
-    };
+        other => other,
+    }
+}
+
+/// Decodes a response frame once its header and body have been walked against their wire
+/// shapes: the decoder sizes allocations from counts on the wire, so a count the frame cannot
+/// hold must be refused before it reads one.
+fn decode_checked<R: Request>(mut frame: Bytes, version: i16) -> Result<R::Response> {
+    kbench_wire::check_response(R::KEY, version, &frame)
+        .map_err(|e| Error::Protocol(e.to_string()))?;
     let header_version = R::Response::header_version(version);
     kafka_protocol::messages::ResponseHeader::decode(&mut frame, header_version)
         .map_err(Error::protocol)?;
