@@ -158,6 +158,19 @@ export function faultsText(faults: FaultEvent[] | undefined): string {
   return `\nfaults executed:\n${faults.map((f) => `  ${fmtNumber(f.t, 1)} s  ${faultText(f)}`).join('\n')}`;
 }
 
+/** Kafka client properties as `name=value` pairs, or '-' for none. */
+export function propertiesText(props: Record<string, string> | undefined): string {
+  const pairs = Object.entries(props ?? {}).map(([k, v]) => `${k}=${v}`);
+  return pairs.length > 0 ? pairs.join(' ') : '-';
+}
+
+/** The Kafka properties the run's clients ran with, as their driver applied them; one line a role. */
+function propertyLines(props: RunRecord['environment']['clientProperties']): string[] {
+  return (['producers', 'consumers'] as const)
+    .filter((role) => Object.keys(props?.[role] ?? {}).length > 0)
+    .map((role) => `${role.padEnd(10)} ${propertiesText(props?.[role])}`);
+}
+
 export function runHeader(run: RunRecord): string {
   const env = run.environment;
   return [
@@ -167,6 +180,7 @@ export function runHeader(run: RunRecord): string {
     `started    ${run.startedAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}`,
     `machine    ${env.cores} cores, ${fmtNumber(env.memoryBytes / 1024 ** 3, 1)} GiB, ${env.os}, node ${env.versions.node ?? '?'}`,
     ...(env.memoryNote ? [`memory     ${env.memoryNote}`] : []),
+    ...propertyLines(env.clientProperties),
     ...(run.concurrentWith ? [`warning    ${concurrentWarning(run.concurrentWith)}`] : []),
   ].join('\n');
 }

@@ -1,7 +1,7 @@
 // Kafka client properties from the command line: --set addresses one by the rest of the path after
 // config., --dry-run lists what the driver is given, and a property the driver cannot honour is
 // refused by name. The built `kbench` spawned as a process.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,5 +64,38 @@ describe('kbench run with client properties', () => {
     ]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('consumers.config.fetch.max.wait: unknown consumer property');
+  });
+
+  it('a run stores the properties its clients ran with, and kbench show prints them', async () => {
+    const file = path.join(home, 'props.yaml');
+    await writeFile(
+      file,
+      [
+        'driver: native',
+        'records: 2000',
+        'producers:',
+        '  config: { max.in.flight.requests.per.connection: 1, request.timeout.ms: 10000 }',
+        'consumers:',
+        '  count: 1',
+        '  config: { fetch.max.wait.ms: 100 }',
+      ].join('\n'),
+    );
+    const run = await runKbench(home, ['run', file, '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const record = JSON.parse(run.stdout);
+    expect(record.scenario.producers).toMatchObject({
+      maxInFlight: 1,
+      config: { 'request.timeout.ms': 10000 },
+    });
+    expect(record.environment.clientProperties.producers).toMatchObject({
+      'max.in.flight.requests.per.connection': '1',
+      'request.timeout.ms': '10000',
+    });
+    const shown = await runKbench(home, ['show', record.id]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(
+      /producers {2}acks=1 .*max\.in\.flight\.requests\.per\.connection=1 .*request\.timeout\.ms=10000/,
+    );
+    expect(shown.stdout).toMatch(/consumers {2}.*fetch\.max\.wait\.ms=100/);
   });
 });

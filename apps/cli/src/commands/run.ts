@@ -23,7 +23,7 @@ import {
   setKnob,
 } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
-import { faultsText, fmtNumber, runHeader, summaryText, table } from '../format.js';
+import { faultsText, fmtNumber, propertiesText, runHeader, summaryText, table } from '../format.js';
 import { ProgressLine } from '../progress.js';
 import { withRunSlot } from '../run-slot.js';
 import { resolveScenarioFile } from '../scenario-file.js';
@@ -166,12 +166,6 @@ function bytesText(bytes: number): string {
   return `${fmtNumber(bytes)} bytes`;
 }
 
-/** Kafka client properties as `name=value` pairs. */
-function properties(props: Record<string, string>): string {
-  const pairs = Object.entries(props).map(([k, v]) => `${k}=${v}`);
-  return pairs.length > 0 ? pairs.join(' ') : '-';
-}
-
 /** What a run would do, in words. */
 export function planText(plan: RunPlan): string {
   const t = plan.target;
@@ -218,8 +212,8 @@ export function planText(plan: RunPlan): string {
       'consumers',
       load.consumers === 0 ? 'none' : `${load.consumers} in each of ${load.consumerGroups} group(s)`,
     ],
-    ['producer props', properties(load.producerProperties)],
-    ['consumer props', properties(load.consumerProperties)],
+    ['producer props', propertiesText(load.producerProperties)],
+    ['consumer props', propertiesText(load.consumerProperties)],
     ['length', length],
     [
       'sends',

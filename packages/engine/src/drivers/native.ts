@@ -82,9 +82,10 @@ class NativeSet implements LoadClients {
     return this.error ?? this.clients.map((c) => c.lastError()).find((e) => e) ?? null;
   }
 
-  /** As the Rust engine reports them; every client of a set has the same. */
+  /** As the Rust engine reports them (every client of a set has the same), by name. */
   properties(): Record<string, string> {
-    return this.clients[0]?.effectiveProperties() ?? {};
+    const reported = Object.entries(this.clients[0]?.effectiveProperties() ?? {});
+    return Object.fromEntries(reported.sort(([a], [b]) => a.localeCompare(b)));
   }
 }
 
