@@ -103,6 +103,7 @@ test('the run page warns when the stored run says the client set the pace', asyn
       target: 'bundled',
       bootstrap: '127.0.0.1:9092',
       driver: 'kafkajs',
+      clientProperties: { producers: { acks: '1', 'request.timeout.ms': '30000' } },
     },
     summary: null,
     error: null,
@@ -130,6 +131,10 @@ test('the run page warns when the stored run says the client set the pace', asyn
     'the client, not the target, set the pace (producer thread 97% busy)',
   );
   await expect(page.getByTestId('summary-client-producer')).toHaveText('97% busy');
+  // The Kafka properties the producer's driver ran with, as the CLI's run header lists them.
+  await expect(
+    page.getByTestId('environment').getByRole('row', { name: /^Producer properties/ }),
+  ).toContainText('acks=1 request.timeout.ms=30000');
 });
 
 test('a run that measured nothing shows as failed, with the reason, live and in the history', async ({

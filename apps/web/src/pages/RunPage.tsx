@@ -23,6 +23,15 @@ function EnvironmentTable({ record }: { record: RunRecord }) {
     ['OS', env.os],
     ['Host', env.hostname],
     ...Object.entries(env.versions ?? {}).map(([k, v]): [string, string] => [`${k} version`, v]),
+    // The Kafka client properties each role's driver ran with, defaults included.
+    ...(['producers', 'consumers'] as const)
+      .filter((role) => Object.keys(env.clientProperties?.[role] ?? {}).length > 0)
+      .map((role): [string, string] => [
+        `${role === 'producers' ? 'Producer' : 'Consumer'} properties`,
+        Object.entries(env.clientProperties?.[role] ?? {})
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' '),
+      ]),
   ];
   return (
     <table className="table compact kv" data-testid="environment">
