@@ -3,7 +3,7 @@
 //! table of advertised APIs and versions.
 
 use bytes::Bytes;
-use kbench_broker_core::broker::SupportedApis;
+use kbench_broker_core::apis::SupportedApis;
 use kbench_broker_core::codec::decode_request;
 use std::sync::OnceLock;
 

@@ -15,7 +15,8 @@
 //! Prints `node <id> <host>:<port> pid <pid>` per node once listening, then
 //! serves until SIGINT or SIGTERM and shuts down cleanly.
 
-use kbench_broker_core::cluster::{Cluster, ClusterOptions, ClusterSpec};
+use kbench_broker_core::cluster::ClusterOptions;
+use kbench_broker_core::launcher::{Cluster, ClusterSpec};
 use kbench_broker_core::{BrokerConfig, FsyncPolicy, Limits};
 use std::io::Write;
 use std::process::ExitCode;
@@ -198,10 +199,10 @@ async fn serve(options: Options) -> Result<(), kbench_broker_core::Error> {
         session_timeout_ms: options.session_timeout_ms,
         replica_lag_ms: options.replica_lag_ms,
     });
-    let broker = kbench_broker_core::broker::start_with(
+    let broker = kbench_broker_core::start_with(
         options.config,
         cluster,
-        kbench_broker_core::broker::BrokerParts::default(),
+        kbench_broker_core::BrokerParts::default(),
     )
     .await?;
     announce(broker.node_id(), broker.host(), broker.port())?;

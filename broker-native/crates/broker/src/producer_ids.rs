@@ -17,6 +17,8 @@ pub struct ProducerIdAllocator {
     path: PathBuf,
     /// (next id to hand out, first id not yet reserved on disk)
     state: Mutex<(i64, i64)>,
+    /// Or-ed into every id: 0, or a cluster node's id in the high bits.
+    node_bits: i64,
 }
 
 impl ProducerIdAllocator {
@@ -41,7 +43,17 @@ impl ProducerIdAllocator {
         Ok(ProducerIdAllocator {
             path,
             state: Mutex::new((next, next)),
+            node_bits: 0,
         })
+    }
+
+    /// Each node of a cluster allocates from its own data directory, so
+    /// its node id goes in the high bits to keep ids unique.
+    pub fn unique_across_nodes(self, node_id: i32) -> ProducerIdAllocator {
+        ProducerIdAllocator {
+            node_bits: i64::from(node_id) << 40,
+            ..self
+        }
     }
 
     /// A producer id never handed out before by this data directory.
@@ -54,7 +66,7 @@ impl ProducerIdAllocator {
         }
         let id = state.0;
         state.0 += 1;
-        Ok(id)
+        Ok(self.node_bits | id)
     }
 
     fn persist(&self, next_block_start: i64) -> Result<()> {

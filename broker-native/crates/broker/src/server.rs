@@ -299,9 +299,9 @@ impl Connection {
             };
             let request = codec::decode_request(frame, &self.broker.apis)?;
             // A paused cluster node (fault injection) holds every request.
-            if let Some(node) = &self.broker.cluster {
+            if self.broker.pause.paused() {
                 tokio::select! {
-                    _ = node.wait_unpaused() => {}
+                    _ = self.broker.pause.wait() => {}
                     _ = shutdown.recv() => return Ok(()),
                 }
             }

@@ -33,6 +33,22 @@ impl StorageStats {
     }
 }
 
+/// What a cluster node counts of its replication (see
+/// `ClusterNode::add_stats`).
+#[derive(Debug, Default)]
+pub struct ClusterStats {
+    pub isr_shrinks: AtomicU64,
+    pub isr_expands: AtomicU64,
+    pub leader_elections: AtomicU64,
+    pub replicated_bytes: AtomicU64,
+}
+
+impl ClusterStats {
+    pub fn replicated_bytes(&self, n: usize) {
+        self.replicated_bytes.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StatsSnapshot {
     pub bytes_in: u64,

@@ -2,7 +2,7 @@
 //! and the faults a scenario injects (kill, pause, restart a node).
 
 use crate::{to_js_error, BindingBrokerStats, BrokerLimits};
-use kbench_broker_core::cluster::{Cluster, ClusterSpec};
+use kbench_broker_core::launcher::{Cluster, ClusterSpec};
 use kbench_broker_core::FsyncPolicy;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;

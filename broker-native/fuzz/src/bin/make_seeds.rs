@@ -12,7 +12,7 @@
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Encodable, StrBytes};
-use kbench_broker_core::broker::SupportedApis;
+use kbench_broker_core::apis::SupportedApis;
 use kbench_broker_core::codec::{decode_request, Request};
 use kbench_broker_core::storage::segment::{index_file_name, log_file_name, time_index_file_name};
 use kbench_broker_fuzz::recovery::{self, CLEAN_SHUTDOWN, INDEX_FILES, SEALED};

@@ -4,9 +4,11 @@
 //! leader's high watermark. A diverging epoch in a response (KIP-320's
 //! `last_fetched_epoch` check) makes the follower truncate its tail first.
 
-use super::node::ClusterNode;
 use super::replica::PartitionRole;
+use super::state::NodeInfo;
 use crate::error::Result;
+use crate::pause::Pause;
+use crate::stats::ClusterStats;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::{ApiKey, BrokerId, FetchRequest, FetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
@@ -28,26 +30,37 @@ pub struct FollowTarget {
     pub epoch: i32,
 }
 
-/// Replicates from `leader` until `targets`' sender is dropped.
-pub async fn run(
-    node: Arc<ClusterNode>,
-    leader: i32,
-    mut targets: watch::Receiver<Vec<FollowTarget>>,
-) {
+/// What the node tells a fetcher: where its leader listens (as the cluster
+/// state last applied says) and the partitions to follow there.
+#[derive(Debug, Clone)]
+pub struct Follow {
+    pub address: Option<NodeInfo>,
+    pub targets: Vec<FollowTarget>,
+}
+
+/// The following node, as its fetchers see it.
+pub struct Follower {
+    pub id: i32,
+    pub pause: Arc<Pause>,
+    pub stats: Arc<ClusterStats>,
+}
+
+/// Replicates from `leader` until `follow`'s sender is dropped.
+pub async fn run(me: Follower, leader: i32, mut follow: watch::Receiver<Follow>) {
     let mut backoff = Duration::from_millis(20);
     loop {
-        node.wait_unpaused().await;
-        if targets.borrow_and_update().is_empty() {
-            if targets.changed().await.is_err() {
+        me.pause.wait().await;
+        if follow.borrow_and_update().targets.is_empty() {
+            if follow.changed().await.is_err() {
                 return;
             }
             continue;
         }
-        let Some(address) = node.address_of(leader) else {
+        let Some(address) = follow.borrow().address.clone() else {
             tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
         };
-        let client_id = format!("kbench-replica-{}", node.id);
+        let client_id = format!("kbench-replica-{}", me.id);
         let mut conn = match super::client::Connection::connect(
             &address.host,
             address.port,
@@ -65,12 +78,12 @@ pub async fn run(
         };
         backoff = Duration::from_millis(20);
         loop {
-            node.wait_unpaused().await;
-            let current = targets.borrow_and_update().clone();
+            me.pause.wait().await;
+            let current = follow.borrow_and_update().targets.clone();
             if current.is_empty() {
                 break;
             }
-            match fetch_once(&node, &mut conn, &current).await {
+            match fetch_once(&me, &mut conn, &current).await {
                 Ok(true) => {}
                 Ok(false) => tokio::time::sleep(Duration::from_millis(50)).await,
                 Err(e) => {
@@ -87,12 +100,12 @@ pub async fn run(
 /// partition (it is not, or no longer, the leader): back off until the
 /// metadata catches up.
 async fn fetch_once(
-    node: &ClusterNode,
+    me: &Follower,
     conn: &mut super::client::Connection,
     targets: &[FollowTarget],
 ) -> Result<bool> {
     let mut request = FetchRequest::default();
-    request.replica_id = BrokerId(node.id);
+    request.replica_id = BrokerId(me.id);
     request.max_wait_ms = MAX_WAIT_MS;
     request.min_bytes = 1;
     request.max_bytes = RESPONSE_MAX_BYTES;
@@ -171,7 +184,7 @@ async fn fetch_once(
             }
             if let Some(records) = data.records.as_ref().filter(|r| !r.is_empty()) {
                 partition.append_as_follower(records)?;
-                node.stats.replicated_bytes(records.len());
+                me.stats.replicated_bytes(records.len());
             }
             let hw = data.high_watermark.min(partition.log_end_offset());
             if hw > partition.high_watermark() {

@@ -8,17 +8,17 @@
 //! - `replica`: one node's role per partition, follower positions, HW.
 //! - `fetcher`: follower replication.
 //! - `node`: a node's membership and upkeep.
-//! - `launcher`: N nodes in this process, with kill / pause / restart.
+//!
+//! Cluster code works on the node's log alone; what a handler asks of the
+//! cluster goes through `crate::admin::ClusterAdmin`, and starting N nodes
+//! in one process is `crate::launcher`'s.
 
-pub mod admin;
 pub mod client;
 pub mod controller;
 pub mod fetcher;
-pub mod launcher;
 pub mod node;
 pub mod replica;
 pub mod state;
 
-pub use launcher::{Cluster, ClusterSpec};
 pub use node::{spawn, ClusterNode, ClusterOptions};
 pub use replica::{PartitionRole, Role};

@@ -5,16 +5,18 @@
 //! the partitions it leads when followers fall behind.
 
 use super::controller;
-use super::fetcher::{self, FollowTarget};
+use super::fetcher::{self, Follow, FollowTarget, Follower};
 use super::replica::{IsrProposal, PartitionRole, Role, RoleChange};
 use super::state::{ClusterState, Heartbeat, NodeInfo, Stamp, Store};
-use crate::broker::Broker;
 use crate::error::{Error, Result};
+use crate::pause::Pause;
+use crate::stats::{ClusterStats, StatsSnapshot};
 use crate::storage::segment::now_ms;
+use crate::storage::Log;
 use crate::topic_config::TopicOverrides;
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -45,23 +47,8 @@ impl ClusterOptions {
     }
 }
 
-/// Replication counters for broker stats.
-#[derive(Debug, Default)]
-pub struct ClusterStats {
-    pub isr_shrinks: AtomicU64,
-    pub isr_expands: AtomicU64,
-    pub leader_elections: AtomicU64,
-    pub replicated_bytes: AtomicU64,
-}
-
-impl ClusterStats {
-    pub fn replicated_bytes(&self, n: usize) {
-        self.replicated_bytes.fetch_add(n as u64, Ordering::Relaxed);
-    }
-}
-
 struct Fetcher {
-    targets: watch::Sender<Vec<FollowTarget>>,
+    targets: watch::Sender<Follow>,
     task: JoinHandle<()>,
 }
 
@@ -69,7 +56,9 @@ pub struct ClusterNode {
     pub id: i32,
     pub store: Store,
     pub options: ClusterOptions,
-    pub stats: ClusterStats,
+    pub stats: Arc<ClusterStats>,
+    /// Fault injection: held by this node's server, fetchers and upkeep.
+    pub pause: Arc<Pause>,
     incarnation: u64,
     state: RwLock<Arc<ClusterState>>,
     stamp: Mutex<Option<Stamp>>,
@@ -79,8 +68,6 @@ pub struct ClusterNode {
     fetchers: Mutex<HashMap<i32, Fetcher>>,
     /// Serialises applying states.
     applying: Mutex<()>,
-    /// Wall-clock ms until which this node is paused (fault injection).
-    paused_until_ms: std::sync::atomic::AtomicI64,
 }
 
 impl std::fmt::Debug for ClusterNode {
@@ -96,7 +83,8 @@ impl ClusterNode {
             id,
             store,
             options,
-            stats: ClusterStats::default(),
+            stats: Arc::default(),
+            pause: Arc::default(),
             incarnation: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as u64),
@@ -106,7 +94,6 @@ impl ClusterNode {
             alive: RwLock::new(BTreeSet::new()),
             fetchers: Mutex::new(HashMap::new()),
             applying: Mutex::new(()),
-            paused_until_ms: std::sync::atomic::AtomicI64::new(0),
         }))
     }
 
@@ -131,10 +118,6 @@ impl ClusterNode {
 
     pub fn state(&self) -> Arc<ClusterState> {
         self.state.read().expect("state lock").clone()
-    }
-
-    pub fn address_of(&self, node: i32) -> Option<NodeInfo> {
-        self.state().nodes.get(&node).cloned()
     }
 
     /// Nodes whose heartbeats are fresh right now (read from the store, and
@@ -195,22 +178,13 @@ impl ClusterNode {
             .map_or(0, |p| p.replicas.len())
     }
 
-    pub fn pause_for(&self, ms: i64) {
-        self.paused_until_ms.store(now_ms() + ms, Ordering::Release);
-    }
-
-    pub fn paused(&self) -> bool {
-        self.paused_until_ms.load(Ordering::Acquire) > now_ms()
-    }
-
-    pub async fn wait_unpaused(&self) {
-        loop {
-            let left = self.paused_until_ms.load(Ordering::Acquire) - now_ms();
-            if left <= 0 {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(left as u64)).await;
-        }
+    /// Adds this node's replication figures to its broker stats.
+    pub fn add_stats(&self, snapshot: &mut StatsSnapshot) {
+        snapshot.under_replicated = self.under_replicated();
+        snapshot.isr_shrinks = self.stats.isr_shrinks.load(Ordering::Relaxed);
+        snapshot.isr_expands = self.stats.isr_expands.load(Ordering::Relaxed);
+        snapshot.leader_elections = self.stats.leader_elections.load(Ordering::Relaxed);
+        snapshot.replicated_bytes = self.stats.replicated_bytes.load(Ordering::Relaxed);
     }
 
     fn heartbeat(&self) -> Result<()> {
@@ -226,7 +200,7 @@ impl ClusterNode {
     }
 
     /// Re-reads the cluster state if the file changed, and applies it.
-    pub fn refresh(self: &Arc<Self>, broker: &Broker) -> Result<bool> {
+    pub fn refresh(self: &Arc<Self>, log: &Log) -> Result<bool> {
         let stamp = self.store.stamp();
         if stamp.is_some() && *self.stamp.lock().expect("stamp lock") == stamp {
             return Ok(false);
@@ -237,37 +211,31 @@ impl ClusterNode {
         if applied > 0 && state.version <= applied {
             return Ok(false);
         }
-        self.apply(broker, Arc::new(state))?;
+        self.apply(log, Arc::new(state))?;
         Ok(true)
     }
 
     /// Makes the local log and roles match `state`.
-    pub fn apply(self: &Arc<Self>, broker: &Broker, state: Arc<ClusterState>) -> Result<()> {
+    pub fn apply(self: &Arc<Self>, log: &Log, state: Arc<ClusterState>) -> Result<()> {
         let _applying = self.applying.lock().expect("apply lock");
         let now = now_ms();
         let mut roles: HashMap<String, Vec<Arc<PartitionRole>>> = HashMap::new();
         let previous = self.roles.read().expect("roles lock").clone();
         for (name, topic) in &state.topics {
-            let local = match broker.log.topic(name) {
+            let local = match log.topic(name) {
                 Some(t) if t.id == topic.id => t,
                 existing => {
                     if existing.is_some() {
-                        broker.log.delete_topic(name)?;
+                        log.delete_topic(name)?;
                     }
-                    broker.log.create_topic_with_id(
-                        name,
-                        topic.id,
-                        topic.partitions.len() as i32,
-                    )?;
-                    broker.log.topic(name).ok_or_else(|| {
+                    log.create_topic_with_id(name, topic.id, topic.partitions.len() as i32)?;
+                    log.topic(name).ok_or_else(|| {
                         Error::Io(std::io::Error::other(format!("topic {name} vanished")))
                     })?
                 }
             };
             if local.partitions.len() < topic.partitions.len() {
-                broker
-                    .log
-                    .create_partitions(name, topic.partitions.len() as i32, false)?;
+                log.create_partitions(name, topic.partitions.len() as i32, false)?;
             }
             let overrides: TopicOverrides = topic
                 .configs
@@ -275,9 +243,9 @@ impl ClusterNode {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
             if *local.overrides.read().expect("overrides lock") != overrides {
-                broker.log.set_topic_overrides(name, overrides, false)?;
+                log.set_topic_overrides(name, overrides, false)?;
             }
-            let local = broker.log.topic(name).expect("topic just ensured");
+            let local = log.topic(name).expect("topic just ensured");
             let mut list = Vec::with_capacity(topic.partitions.len());
             for (index, p) in topic.partitions.iter().enumerate() {
                 let role = previous
@@ -307,9 +275,9 @@ impl ClusterNode {
             }
             roles.insert(name.clone(), list);
         }
-        for topic in broker.log.topics() {
+        for topic in log.topics() {
             if !state.topics.contains_key(&topic.name) {
-                broker.log.delete_topic(&topic.name)?;
+                log.delete_topic(&topic.name)?;
             }
         }
         *self.roles.write().expect("roles lock") = roles;
@@ -321,6 +289,7 @@ impl ClusterNode {
     /// Hands each replica fetcher the partitions it follows now.
     fn update_fetchers(self: &Arc<Self>) {
         let mut by_leader: HashMap<i32, Vec<FollowTarget>> = HashMap::new();
+        let state = self.state();
         for role in self.roles.read().expect("roles lock").values().flatten() {
             if let (Role::Follower { leader }, epoch) = role.role() {
                 by_leader.entry(leader).or_default().push(FollowTarget {
@@ -339,13 +308,22 @@ impl ClusterNode {
             }
         });
         for (leader, targets) in by_leader {
+            let follow = Follow {
+                address: state.nodes.get(&leader).cloned(),
+                targets,
+            };
             match fetchers.get(&leader) {
                 Some(f) => {
-                    f.targets.send_replace(targets);
+                    f.targets.send_replace(follow);
                 }
                 None => {
-                    let (tx, rx) = watch::channel(targets);
-                    let task = tokio::spawn(fetcher::run(self.clone(), leader, rx));
+                    let (tx, rx) = watch::channel(follow);
+                    let me = Follower {
+                        id: self.id,
+                        pause: self.pause.clone(),
+                        stats: self.stats.clone(),
+                    };
+                    let task = tokio::spawn(fetcher::run(me, leader, rx));
                     fetchers.insert(leader, Fetcher { targets: tx, task });
                 }
             }
@@ -422,10 +400,10 @@ impl ClusterNode {
     }
 
     /// Waits until every live node has applied `version` (or `timeout`).
-    pub async fn wait_applied(self: &Arc<Self>, broker: &Broker, version: u64, timeout: Duration) {
+    pub async fn wait_applied(self: &Arc<Self>, log: &Log, version: u64, timeout: Duration) {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let _ = self.refresh(broker);
+            let _ = self.refresh(log);
             let now = now_ms();
             let behind = self.store.heartbeats().into_iter().any(|(id, hb)| {
                 now - hb.at_ms <= self.options.session_timeout_ms
@@ -444,12 +422,12 @@ impl ClusterNode {
     /// sees it.
     pub async fn change<T>(
         self: &Arc<Self>,
-        broker: &Broker,
+        log: &Log,
         change: impl FnOnce(&mut ClusterState, &BTreeSet<i32>) -> Result<T>,
     ) -> Result<T> {
         let alive = self.live_nodes_now();
         let (value, state) = self.store.modify(|s| change(s, &alive))?;
-        self.wait_applied(broker, state.version, Duration::from_secs(5))
+        self.wait_applied(log, state.version, Duration::from_secs(5))
             .await;
         Ok(value)
     }
@@ -462,19 +440,19 @@ impl ClusterNode {
 
 /// Runs the node's background work until aborted: state refresh (every
 /// 10 ms), heartbeat (100 ms), liveness and ISR checks (100 ms).
-pub fn spawn(node: Arc<ClusterNode>, broker: Arc<Broker>) -> JoinHandle<()> {
+pub fn spawn(node: Arc<ClusterNode>, log: Arc<Log>) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut last_beat = 0;
         loop {
-            node.wait_unpaused().await;
-            let b = broker.clone();
+            node.pause.wait().await;
+            let log = log.clone();
             let n = node.clone();
             let beat = now_ms() - last_beat >= 100;
             if beat {
                 last_beat = now_ms();
             }
             let outcome = tokio::task::spawn_blocking(move || -> Result<()> {
-                n.refresh(&b)?;
+                n.refresh(&log)?;
                 if beat {
                     n.heartbeat()?;
                     n.check_liveness()?;

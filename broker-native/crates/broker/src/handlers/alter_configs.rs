@@ -37,7 +37,9 @@ fn alter(broker: &Broker, resource: AlterConfigsResource, validate_only: bool) -
             .iter()
             .map(|c| (c.name.as_str(), c.value.as_deref())),
     )?;
-    broker.set_topic_overrides(&resource.resource_name, overrides, validate_only)
+    broker
+        .admin
+        .set_topic_overrides(&resource.resource_name, overrides, validate_only)
 }
 
 #[cfg(test)]

@@ -52,7 +52,6 @@ mod tests {
             .find(|k| k.api_key == ApiKey::Produce as i16)
             .unwrap();
         assert_eq!((produce.min_version, produce.max_version), (3, 11));
-        #[cfg(feature = "groups")]
         assert!(response
             .api_keys
             .iter()

@@ -28,22 +28,13 @@ async fn grow(
     validate_only: bool,
 ) -> CreatePartitionsTopicResult {
     let mut result = CreatePartitionsTopicResult::default();
-    let outcome = match (check_assignments(broker, &topic), &broker.cluster) {
-        (Err(e), _) => Err(e),
-        (Ok(()), None) => crate::blocking::off_worker(|| {
+    let outcome = match check_assignments(broker, &topic) {
+        Err(e) => Err(e),
+        Ok(()) => {
             broker
-                .log
+                .admin
                 .create_partitions(&topic.name, topic.count, validate_only)
-        }),
-        (Ok(()), Some(node)) => {
-            crate::cluster::admin::create_partitions(
-                node,
-                broker,
-                &topic.name,
-                topic.count,
-                validate_only,
-            )
-            .await
+                .await
         }
     };
     if let Err(e) = outcome {

@@ -1,11 +1,11 @@
 //! CreateTopics, including validate_only.
 
+use crate::admin::NewTopic;
 use crate::broker::Broker;
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
 use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::ResponseError;
 
 pub async fn response(
     broker: &Broker,
@@ -14,41 +14,26 @@ pub async fn response(
 ) -> CreateTopicsResponse {
     let mut response = CreateTopicsResponse::default();
     for topic in req.topics {
-        let result = match &broker.cluster {
-            None => create_one(broker, topic, req.validate_only, version),
-            Some(node) => {
-                let configs = crate::topic_config::validate_all(
-                    topic
-                        .configs
-                        .iter()
-                        .map(|c| (c.name.as_str(), c.value.as_deref())),
-                );
-                let partitions = requested_partitions(broker, &topic);
-                let outcome = match configs {
-                    Err(e) => Err(e),
-                    Ok(overrides) => {
-                        crate::cluster::admin::create_topic(
-                            node,
-                            broker,
-                            &topic.name,
-                            partitions,
-                            topic.replication_factor,
-                            overrides,
-                            req.validate_only,
-                        )
-                        .await
-                    }
-                };
-                result_of(
-                    topic.name.clone(),
-                    outcome.map_err(|e| (e.code(), e.to_string())),
-                    partitions,
-                    req.validate_only,
-                    version,
-                )
-            }
+        let partitions = requested_partitions(broker, &topic);
+        let configs: Vec<(&str, Option<&str>)> = topic
+            .configs
+            .iter()
+            .map(|c| (c.name.as_str(), c.value.as_deref()))
+            .collect();
+        let new = NewTopic {
+            name: &topic.name,
+            partitions,
+            replication_factor: topic.replication_factor,
+            configs: &configs,
         };
-        response.topics.push(result);
+        let outcome = broker.admin.create_topic(new, req.validate_only).await;
+        response.topics.push(result_of(
+            topic.name.clone(),
+            outcome.map_err(|e| (e.code(), e.to_string())),
+            partitions,
+            req.validate_only,
+            version,
+        ));
     }
     response
 }
@@ -61,44 +46,6 @@ fn requested_partitions(broker: &Broker, topic: &CreatableTopic) -> i32 {
     } else {
         topic.num_partitions
     }
-}
-
-fn create_one(
-    broker: &Broker,
-    topic: CreatableTopic,
-    validate_only: bool,
-    version: i16,
-) -> CreatableTopicResult {
-    let partitions = requested_partitions(broker, &topic);
-    let outcome = if topic.replication_factor != -1 && topic.replication_factor != 1 {
-        Err((
-            ResponseError::InvalidReplicationFactor.code(),
-            format!(
-                "replication factor {} is larger than the 1 available broker",
-                topic.replication_factor
-            ),
-        ))
-    } else {
-        crate::topic_config::validate_all(
-            topic
-                .configs
-                .iter()
-                .map(|c| (c.name.as_str(), c.value.as_deref())),
-        )
-        .and_then(|overrides| {
-            crate::blocking::off_worker(|| {
-                broker.log.create_topic_with_configs(
-                    &topic.name,
-                    partitions,
-                    overrides,
-                    validate_only,
-                )
-            })
-        })
-        .map(|meta| (meta, 1))
-        .map_err(|e| (e.code(), e.to_string()))
-    };
-    result_of(topic.name, outcome, partitions, validate_only, version)
 }
 
 fn result_of(
@@ -137,6 +84,7 @@ mod tests {
     use super::*;
     use crate::handlers::test_support::broker;
     use kafka_protocol::messages::TopicName;
+    use kafka_protocol::ResponseError;
 
     fn request(
         name: &str,

@@ -42,10 +42,7 @@ pub async fn response(
 }
 
 async fn by_name(broker: &Broker, name: TopicName, version: i16) -> DeletableTopicResult {
-    let outcome = match &broker.cluster {
-        None => broker.log.delete_topic(&name),
-        Some(node) => crate::cluster::admin::delete_topic(node, broker, &name).await,
-    };
+    let outcome = broker.admin.delete_topic(&name).await;
     match outcome {
         Ok(id) => {
             let mut r = DeletableTopicResult::default();
@@ -60,10 +57,7 @@ async fn by_name(broker: &Broker, name: TopicName, version: i16) -> DeletableTop
 }
 
 async fn by_id(broker: &Broker, id: Uuid, version: i16) -> DeletableTopicResult {
-    let outcome = match &broker.cluster {
-        None => broker.log.delete_topic_by_id(id),
-        Some(node) => crate::cluster::admin::delete_topic_by_id(node, broker, id).await,
-    };
+    let outcome = broker.admin.delete_topic_by_id(id).await;
     match outcome {
         Ok(name) => {
             let mut r = DeletableTopicResult::default();

@@ -18,7 +18,7 @@ pub fn response(
 ) -> DescribeClusterResponse {
     let mut response = DescribeClusterResponse::default();
     response.cluster_id = StrBytes::from_string(broker.config.cluster_id.clone());
-    response.controller_id = BrokerId(broker.controller_id());
+    response.controller_id = BrokerId(broker.admin.controller_id());
     response.cluster_authorized_operations = OPERATIONS_OMITTED;
     if version >= 1 {
         response.endpoint_type = ENDPOINT_BROKERS;
@@ -33,6 +33,7 @@ pub fn response(
         }
     }
     response.brokers = broker
+        .admin
         .advertised_nodes()
         .into_iter()
         .map(|(id, host, port)| {

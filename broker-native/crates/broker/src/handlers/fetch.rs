@@ -9,7 +9,6 @@
 //! is told where its log diverges instead of getting records.
 
 use crate::broker::Broker;
-use crate::cluster::PartitionRole;
 use crate::stats::Stats;
 use crate::storage::Partition;
 use bytes::Bytes;
@@ -43,7 +42,8 @@ pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> Fetch
         response.error_code = ResponseError::FetchSessionIdNotFound.code();
         return response;
     }
-    let follower = (req.replica_id.0 >= 0 && broker.cluster.is_some()).then_some(req.replica_id.0);
+    let follower =
+        (req.replica_id.0 >= 0 && broker.admin.serves_followers()).then_some(req.replica_id.0);
     let now = crate::storage::segment::now_ms();
     let topics: Vec<(_, Vec<Wanted>)> = req
         .topics
@@ -67,13 +67,19 @@ pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> Fetch
                         .and_then(|partition| {
                             let asked = (version >= 9).then_some(p.current_leader_epoch);
                             let lead = broker
+                                .admin
                                 .leadership(&topic.topic, p.partition, asked)
                                 .map_err(|e| e.code())?;
                             if let (Some(follower), Some((role, _))) = (follower, lead) {
                                 diverging =
                                     divergence(&partition, p.last_fetched_epoch, p.fetch_offset);
                                 if diverging.is_none() {
-                                    follow(broker, &role, follower, p.fetch_offset, now);
+                                    broker.admin.follower_fetched(
+                                        &role,
+                                        follower,
+                                        p.fetch_offset,
+                                        now,
+                                    );
                                 }
                             }
                             Ok(partition)
@@ -221,18 +227,6 @@ fn divergence(
         return Some((-1, partition.log_start_offset()));
     }
     (epoch < last_fetched_epoch || end_offset < fetch_offset).then_some((epoch, end_offset))
-}
-
-/// Records a follower's position; writes an ISR expansion it earns (off
-/// the request path).
-fn follow(broker: &Broker, role: &Arc<PartitionRole>, follower: i32, fetch_offset: i64, now: i64) {
-    let Some(proposal) = role.on_follower_fetch(follower, fetch_offset, now) else {
-        return;
-    };
-    let (Some(node), role) = (broker.cluster.clone(), role.clone()) else {
-        return;
-    };
-    tokio::task::spawn_blocking(move || node.write_isr(&role, &proposal));
 }
 
 /// Resolves when any watched partition has had an append.

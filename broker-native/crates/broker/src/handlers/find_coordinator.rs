@@ -14,8 +14,9 @@ pub fn response(
     req: FindCoordinatorRequest,
     version: i16,
 ) -> FindCoordinatorResponse {
-    let coordinator = broker.controller_id();
+    let coordinator = broker.admin.controller_id();
     let (node_id, host, port) = broker
+        .admin
         .advertised_nodes()
         .into_iter()
         .find(|(id, _, _)| *id == coordinator)

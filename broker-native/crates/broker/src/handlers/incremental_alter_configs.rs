@@ -73,7 +73,9 @@ fn alter(broker: &Broker, resource: AlterConfigsResource, validate_only: bool) -
     for change in &resource.configs {
         apply(&mut overrides, change)?;
     }
-    broker.set_topic_overrides(name, overrides, validate_only)
+    broker
+        .admin
+        .set_topic_overrides(name, overrides, validate_only)
 }
 
 fn apply(overrides: &mut TopicOverrides, change: &AlterableConfig) -> Result<()> {

@@ -23,12 +23,6 @@ pub fn response(
     // a transactional id simply gets a new id.
     match broker.producer_ids.allocate() {
         Ok(id) => {
-            // Each node of a cluster allocates from its own data directory,
-            // so the node id goes in the high bits to keep ids unique.
-            let id = match broker.cluster {
-                Some(_) => (i64::from(broker.config.node_id) << 40) | id,
-                None => id,
-            };
             response.producer_id = ProducerId(id);
             response.producer_epoch = 0;
         }

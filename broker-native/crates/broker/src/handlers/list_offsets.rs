@@ -32,7 +32,10 @@ pub fn response(broker: &Broker, req: ListOffsetsRequest, version: i16) -> ListO
                         return r;
                     };
                     let asked = (version >= 4).then_some(p.current_leader_epoch);
-                    let epoch = match broker.leadership(&topic.name, p.partition_index, asked) {
+                    let epoch = match broker
+                        .admin
+                        .leadership(&topic.name, p.partition_index, asked)
+                    {
                         Ok(lead) => lead.map_or(0, |(_, epoch)| epoch),
                         Err(code) => {
                             r.error_code = code.code();

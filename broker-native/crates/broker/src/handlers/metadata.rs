@@ -1,7 +1,8 @@
 //! Metadata: the live brokers, the controller, and each partition's leader,
 //! replicas and in-sync replicas (this node alone on a lone broker; the
-//! cluster state on a cluster node).
+//! cluster state on a cluster node), as topic administration tells them.
 
+use crate::admin::NewTopic;
 use crate::broker::Broker;
 use crate::error::Error;
 use crate::storage::Topic;
@@ -17,6 +18,7 @@ use uuid::Uuid;
 pub async fn response(broker: &Broker, req: MetadataRequest, version: i16) -> MetadataResponse {
     let mut response = MetadataResponse::default();
     response.brokers = broker
+        .admin
         .advertised_nodes()
         .into_iter()
         .map(|(id, host, port)| {
@@ -31,7 +33,7 @@ pub async fn response(broker: &Broker, req: MetadataRequest, version: i16) -> Me
         response.cluster_id = Some(StrBytes::from_string(broker.config.cluster_id.clone()));
     }
     if version >= 1 {
-        response.controller_id = BrokerId(broker.controller_id());
+        response.controller_id = BrokerId(broker.admin.controller_id());
     }
 
     // v0 has no null array: an empty list there means "all topics".
@@ -74,26 +76,13 @@ async fn by_name(
     if allow_create && broker.config.auto_create_topics {
         // Kafka's auto.create.topics.enable: the default partition count and
         // replication factor 1, through the same path as CreateTopics.
-        let partitions = broker.config.default_partitions;
-        let created = match &broker.cluster {
-            None => crate::blocking::off_worker(|| {
-                broker
-                    .log
-                    .create_topic(&name, partitions, false)
-                    .map(|_| ())
-            }),
-            Some(node) => crate::cluster::admin::create_topic(
-                node,
-                broker,
-                &name,
-                partitions,
-                -1,
-                Default::default(),
-                false,
-            )
-            .await
-            .map(|_| ()),
+        let new = NewTopic {
+            name: &name,
+            partitions: broker.config.default_partitions,
+            replication_factor: -1,
+            configs: &[],
         };
+        let created = broker.admin.create_topic(new, false).await.map(|_| ());
         match created {
             Ok(())
             | Err(Error::Kafka {
@@ -137,60 +126,34 @@ fn error_topic(name: Option<TopicName>, id: Uuid, code: i16) -> MetadataResponse
 }
 
 fn topic_metadata(broker: &Broker, topic: &Arc<Topic>, version: i16) -> MetadataResponseTopic {
-    let node_id = BrokerId(broker.config.node_id);
     let mut out = MetadataResponseTopic::default();
     out.name = Some(TopicName(StrBytes::from_string(topic.name.clone())));
     if version >= 10 {
         out.topic_id = topic.id;
     }
-    if let Some(node) = &broker.cluster {
-        let state = node.state();
-        let alive = node.alive_nodes();
-        let Some(t) = state.topics.get(&topic.name) else {
-            out.error_code = ResponseError::UnknownTopicOrPartition.code();
-            return out;
-        };
-        let ids = |v: &[i32]| v.iter().map(|r| BrokerId(*r)).collect::<Vec<_>>();
-        out.partitions = t
-            .partitions
-            .iter()
-            .enumerate()
-            .map(|(index, s)| {
-                let mut p = MetadataResponsePartition::default();
-                p.partition_index = index as i32;
-                p.leader_id = BrokerId(s.leader);
-                if s.leader < 0 {
-                    p.error_code = ResponseError::LeaderNotAvailable.code();
-                }
-                if version >= 7 {
-                    p.leader_epoch = s.leader_epoch;
-                }
-                p.replica_nodes = ids(&s.replicas);
-                p.isr_nodes = ids(&s.isr);
-                if version >= 5 {
-                    let offline: Vec<i32> = s
-                        .replicas
-                        .iter()
-                        .copied()
-                        .filter(|r| !alive.contains(r))
-                        .collect();
-                    p.offline_replicas = ids(&offline);
-                }
-                p
-            })
-            .collect();
+    let Some(placement) = broker.admin.placement(topic) else {
+        out.error_code = ResponseError::UnknownTopicOrPartition.code();
         return out;
-    }
-    out.partitions = (0..topic.partitions.len() as i32)
-        .map(|index| {
+    };
+    let ids = |v: &[i32]| v.iter().map(|r| BrokerId(*r)).collect::<Vec<_>>();
+    out.partitions = placement
+        .iter()
+        .enumerate()
+        .map(|(index, s)| {
             let mut p = MetadataResponsePartition::default();
-            p.partition_index = index;
-            p.leader_id = node_id;
-            if version >= 7 {
-                p.leader_epoch = 0;
+            p.partition_index = index as i32;
+            p.leader_id = BrokerId(s.leader);
+            if s.leader < 0 {
+                p.error_code = ResponseError::LeaderNotAvailable.code();
             }
-            p.replica_nodes = vec![node_id];
-            p.isr_nodes = vec![node_id];
+            if version >= 7 {
+                p.leader_epoch = s.leader_epoch;
+            }
+            p.replica_nodes = ids(&s.replicas);
+            p.isr_nodes = ids(&s.isr);
+            if version >= 5 {
+                p.offline_replicas = ids(&s.offline);
+            }
             p
         })
         .collect();

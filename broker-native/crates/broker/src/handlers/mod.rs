@@ -10,7 +10,6 @@ pub mod describe_cluster;
 pub mod describe_configs;
 pub mod fetch;
 pub mod find_coordinator;
-#[cfg(feature = "groups")]
 pub mod groups;
 pub mod incremental_alter_configs;
 pub mod init_producer_id;
@@ -75,16 +74,7 @@ pub async fn dispatch(
         Request::AlterConfigs(req) => encode(&alter_configs::response(broker, req, version))?,
         Request::InitProducerId(req) => encode(&init_producer_id::response(broker, req, version))?,
         Request::DescribeCluster(req) => encode(&describe_cluster::response(broker, req, version))?,
-        #[cfg(feature = "groups")]
         group_request => groups::dispatch(broker, &header, group_request, peer, encode).await?,
-        #[cfg(not(feature = "groups"))]
-        other => {
-            let _ = peer;
-            return Err(crate::error::Error::UnsupportedApi {
-                api_key: api_key as i16,
-                version: other_version(&other, version),
-            });
-        }
     };
     Ok(Some(frame.into()))
 }
@@ -98,11 +88,6 @@ impl<T: kafka_protocol::protocol::Encodable> ErasedEncodable for T {
     fn encode_frame(&self, correlation_id: i32, api_key: ApiKey, version: i16) -> Result<BytesMut> {
         encode_response(correlation_id, api_key, version, self)
     }
-}
-
-#[cfg(not(feature = "groups"))]
-fn other_version(_: &Request, version: i16) -> i16 {
-    version
 }
 
 /// Helpers shared by handler tests: a broker over a temp dir, no sockets.

@@ -39,7 +39,7 @@ pub async fn response(
             p.index = data.index;
             p.log_append_time_ms = -1;
             let partition = broker.log.partition(&topic.name, data.index);
-            let lead = broker.leadership(&topic.name, data.index, None);
+            let lead = broker.admin.leadership(&topic.name, data.index, None);
             let result = match (&partition, &lead, data.records) {
                 _ if !acks_valid => Err((ResponseError::InvalidRequiredAcks.code(), None)),
                 (None, _, _) => Err((ResponseError::UnknownTopicOrPartition.code(), None)),

@@ -2,10 +2,11 @@
 //! directory under one base directory, and the faults a scenario injects:
 //! kill, pause and restart a node.
 
-use super::node::{ClusterOptions, DEFAULT_REPLICA_LAG_MS, DEFAULT_SESSION_TIMEOUT_MS};
-use crate::broker::{start_with, BrokerHandle, BrokerParts};
+use crate::broker::BrokerParts;
+use crate::cluster::node::{ClusterOptions, DEFAULT_REPLICA_LAG_MS, DEFAULT_SESSION_TIMEOUT_MS};
 use crate::config::{BrokerConfig, FsyncPolicy, Limits};
 use crate::error::{Error, Result};
+use crate::lifecycle::{start_with, BrokerHandle};
 use crate::stats::StatsSnapshot;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -81,7 +82,6 @@ struct Slot {
 pub struct Cluster {
     spec: ClusterSpec,
     slots: Vec<Slot>,
-    #[cfg(feature = "groups")]
     groups: std::sync::Arc<kbench_group::GroupCoordinator>,
 }
 
@@ -95,7 +95,6 @@ impl Cluster {
             });
         }
         std::fs::create_dir_all(&spec.dir)?;
-        #[cfg(feature = "groups")]
         let groups = kbench_group::GroupCoordinator::open(
             &spec.dir.join("__groups"),
             kbench_group::GroupConfig::default(),
@@ -103,7 +102,6 @@ impl Cluster {
         .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
         let mut cluster = Cluster {
             slots: Vec::new(),
-            #[cfg(feature = "groups")]
             groups,
             spec,
         };
@@ -126,7 +124,6 @@ impl Cluster {
 
     async fn launch(&self, id: i32, port: u16) -> Result<BrokerHandle> {
         let parts = BrokerParts {
-            #[cfg(feature = "groups")]
             groups: Some(self.groups.clone()),
             ..BrokerParts::default()
         };
@@ -144,7 +141,7 @@ impl Cluster {
             let mut all = true;
             for slot in &self.slots {
                 if let Some(h) = slot.handle.lock().await.as_ref() {
-                    let node = h.broker().cluster.as_ref().expect("cluster node");
+                    let node = h.cluster_node().expect("cluster node");
                     all &= node.alive_nodes().len() >= self.slots.len();
                 }
             }
@@ -229,7 +226,7 @@ impl Cluster {
     pub async fn leader_of(&self, topic: &str, partition: i32) -> Option<i32> {
         for slot in &self.slots {
             if let Some(h) = slot.handle.lock().await.as_ref() {
-                let node = h.broker().cluster.as_ref()?;
+                let node = h.cluster_node()?;
                 let state = node.store.read().ok()?;
                 return state
                     .partition(topic, partition)
@@ -258,7 +255,6 @@ impl Cluster {
                 h.stop().await?;
             }
         }
-        #[cfg(feature = "groups")]
         self.groups.shutdown();
         Ok(())
     }

@@ -1,0 +1,166 @@
+//! Starting and stopping a node: bind the listener, open the handler
+//! context, join the cluster (when the node is part of one) before serving,
+//! run the background upkeep, and end it all cleanly or as a crash would.
+
+use crate::broker::{Broker, BrokerParts};
+use crate::cluster::{ClusterNode, ClusterOptions};
+use crate::config::BrokerConfig;
+use crate::error::{Error, Result};
+use crate::stats::StatsSnapshot;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A running broker: its address, stats, and a way to stop it.
+pub struct BrokerHandle {
+    broker: Arc<Broker>,
+    /// This node's part in a bundled cluster; `None` for a lone broker.
+    node: Option<Arc<ClusterNode>>,
+    shutdown: std::sync::Mutex<Option<oneshot::Sender<()>>>,
+    server: tokio::sync::Mutex<Option<JoinHandle<()>>>,
+    /// Retention, interval flushes, and a cluster node's upkeep.
+    background: Vec<JoinHandle<()>>,
+    /// False when the group coordinator is shared with other nodes.
+    owns_groups: bool,
+}
+
+/// Binds the listener, opens storage and starts serving on the current
+/// tokio runtime.
+pub async fn start(config: BrokerConfig) -> Result<BrokerHandle> {
+    start_with(config, None, BrokerParts::default()).await
+}
+
+/// `start`, as node `config.node_id` of the cluster whose shared directory
+/// `cluster` names: the node registers, applies the cluster state (so its
+/// partitions exist and roles are taken) before it serves, then keeps up.
+pub async fn start_with(
+    config: BrokerConfig,
+    cluster: Option<ClusterOptions>,
+    mut parts: BrokerParts,
+) -> Result<BrokerHandle> {
+    std::fs::create_dir_all(&config.data_dir)?;
+    let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
+    let port = listener.local_addr()?.port();
+    let owns_groups = parts.groups.is_none();
+    if let Some(options) = cluster {
+        parts.cluster = Some(ClusterNode::new(config.node_id, options)?);
+    }
+    let node = parts.cluster.clone();
+    let broker = Arc::new(Broker::open_with(config, port, parts)?);
+    let mut background =
+        crate::background::spawn(&broker.log, broker.config.retention_check_interval);
+    if let Some(node) = node.clone() {
+        let b = broker.clone();
+        let n = node.clone();
+        tokio::task::spawn_blocking(move || -> Result<()> {
+            n.register(&b.config.host, b.port, &b.config.cluster_id)?;
+            n.refresh(&b.log)?;
+            Ok(())
+        })
+        .await
+        .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))??;
+        background.push(crate::cluster::spawn(node, broker.log.clone()));
+    }
+    let (tx, rx) = oneshot::channel::<()>();
+    let server = tokio::spawn(crate::server::run(listener, broker.clone(), async move {
+        let _ = rx.await;
+    }));
+    Ok(BrokerHandle {
+        broker,
+        node,
+        shutdown: std::sync::Mutex::new(Some(tx)),
+        server: tokio::sync::Mutex::new(Some(server)),
+        background,
+        owns_groups,
+    })
+}
+
+impl BrokerHandle {
+    pub fn port(&self) -> u16 {
+        self.broker.port
+    }
+
+    pub fn host(&self) -> &str {
+        &self.broker.config.host
+    }
+
+    pub fn node_id(&self) -> i32 {
+        self.broker.config.node_id
+    }
+
+    /// Traffic and storage figures, and a cluster node's replication.
+    pub fn stats(&self) -> StatsSnapshot {
+        let mut snapshot = self.broker.stats();
+        if let Some(node) = &self.node {
+            node.add_stats(&mut snapshot);
+        }
+        snapshot
+    }
+
+    pub fn broker(&self) -> &Arc<Broker> {
+        &self.broker
+    }
+
+    /// This node's part in a bundled cluster; `None` for a lone broker.
+    pub fn cluster_node(&self) -> Option<&Arc<ClusterNode>> {
+        self.node.as_ref()
+    }
+
+    /// Stops accepting, closes every connection, waits for them, stops the
+    /// group coordinator and flushes the log. Calling it again is a no-op.
+    pub async fn stop(&self) -> Result<()> {
+        if self.halt().await {
+            if self.owns_groups {
+                self.broker.groups.shutdown();
+            }
+            self.broker.log.flush()?;
+            self.broker.log.close_files();
+        }
+        Ok(())
+    }
+
+    /// Stops the node the way a crash would, short of losing the page
+    /// cache: connections and replication end at once, nothing is flushed
+    /// and no clean-shutdown mark is left, so the next start recovers.
+    pub async fn kill(&self) {
+        self.halt().await;
+        self.broker.log.close_files();
+    }
+
+    /// Stops serving and background work; true the first time.
+    async fn halt(&self) -> bool {
+        if let Some(tx) = self.shutdown.lock().expect("shutdown lock").take() {
+            let _ = tx.send(());
+        }
+        for task in &self.background {
+            task.abort();
+        }
+        if let Some(node) = &self.node {
+            node.stop_fetchers();
+        }
+        let mut server = self.server.lock().await;
+        match server.take() {
+            Some(task) => {
+                let _ = task.await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Stops serving and replicating for `ms` (fault injection): requests
+    /// wait, heartbeats stop, so a long enough pause moves leadership.
+    pub fn pause_for(&self, ms: i64) -> Result<()> {
+        match &self.node {
+            Some(node) => {
+                node.pause.pause_for(ms);
+                Ok(())
+            }
+            None => Err(Error::InvalidOption {
+                name: "pause",
+                message: "only cluster nodes can be paused in process".into(),
+            }),
+        }
+    }
+}
