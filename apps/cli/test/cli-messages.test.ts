@@ -150,3 +150,29 @@ describe('write-up names', () => {
     expect(result.stderr).toContain('topic-count-2016');
   });
 });
+
+describe('settings a driver cannot honour', () => {
+  it('producers.lingerMs on the kafkajs driver is refused, not silently ignored (exit 2)', async () => {
+    const result = await runKbench(home, [
+      'run',
+      'quickstart',
+      '--set',
+      'driver=kafkajs',
+      '--set',
+      'producers.lingerMs=5',
+      '--dry-run',
+    ]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('producers.lingerMs: the kafkajs driver does not linger');
+    const native = await runKbench(home, [
+      'run',
+      'quickstart',
+      '--set',
+      'driver=native',
+      '--set',
+      'producers.lingerMs=5',
+      '--dry-run',
+    ]);
+    expect(native.code).toBe(0);
+  });
+});

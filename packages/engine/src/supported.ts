@@ -86,6 +86,12 @@ export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): Sc
       'the kafkajs driver supports none and gzip; the native driver supports all codecs',
     );
   }
+  if (s.driver === 'kafkajs' && s.producers.count > 0 && s.producers.lingerMs > 0) {
+    not(
+      'producers.lingerMs',
+      `the kafkajs driver does not linger: it sends each batch as soon as it is full (got ${s.producers.lingerMs}); set 0, or use driver: native, which honours it`,
+    );
+  }
   const size = s.producers.messageSize;
   if (typeof size === 'object' && 'payloadFile' in size) {
     try {
