@@ -75,6 +75,24 @@ interface Clients {
   consumers: LoadClients[];
 }
 
+/** What a run opens and creates as its steps go: cleanup undoes exactly this. */
+interface Resources {
+  /** The prefix of the run's topic, group and client names. */
+  readonly name: string;
+  /** The topics load goes to. */
+  readonly topics: string[];
+  target: Target | null;
+  /** Topics this run created (the only ones it may delete), filled as creation goes. */
+  created: string[];
+  /** Topics that were there already (they may hold records). */
+  reused: string[];
+  clients: Clients;
+}
+
+function connectionTo(target: Target): Connection {
+  return { bootstrap: target.bootstrap, ...(target.security ? { security: target.security } : {}) };
+}
+
 const SAMPLE_MS = 1000;
 const DRAIN_TIMEOUT_MS = 30_000;
 
@@ -118,6 +136,7 @@ export class ScenarioRun extends EventEmitter {
   private faults: FaultTimeline | null = null;
   /** Per-second broker figures (bundled only). */
   private brokerStats: BrokerStatsMeter | null = null;
+  private readonly loadDriver: LoadDriver;
   environment: Environment;
 
   constructor(
@@ -136,6 +155,7 @@ export class ScenarioRun extends EventEmitter {
     this.durationMs = scenario.duration === undefined ? null : (parseDurationMs(scenario.duration) ?? null);
     this.meter = new Meter(scenario.consumers.count > 0 ? scenario.consumers.groups : 0);
     this.environment = this.describe(null);
+    this.loadDriver = scenario.driver === 'native' ? nativeDriver() : kafkajsDriver(this.log);
   }
 
   /** Ends the load early; the run finishes as 'stopped' with what it measured so far. */
@@ -174,10 +194,6 @@ export class ScenarioRun extends EventEmitter {
     this.emit('log', { level, message: text });
   };
 
-  private driver(): LoadDriver {
-    return this.scenario.driver === 'native' ? nativeDriver() : kafkajsDriver(this.log);
-  }
-
   /** The environment for the target as far as it is known (null: not opened yet). */
   private describe(target: Target | null): Environment {
     const s = this.scenario;
@@ -191,130 +207,180 @@ export class ScenarioRun extends EventEmitter {
     });
   }
 
+  /**
+   * The run as a sequence of steps: open the target, set up its topics, preload a backlog, search for the
+   * rate (find-max), start producers, then consumers, and load. A stop is honoured in one place between
+   * steps (a step under way ends at its own next wait); cleanup always runs, whatever ended the run.
+   * A step fails by throwing.
+   */
   async execute(): Promise<RunOutcome> {
-    let target: Target | null = null;
-    const clients: Clients = { producers: null, consumers: [] };
     const s = this.scenario;
     const name = `${s.topics.prefix}-${this.options.runId}`;
-    const topics = Array.from({ length: s.topics.count }, (_, i) => `${name}-${i}`);
-    /** Topics this run created (the only ones it may delete), filled as creation goes. */
-    const created: string[] = [];
+    const run: Resources = {
+      name,
+      topics: Array.from({ length: s.topics.count }, (_, i) => `${name}-${i}`),
+      target: null,
+      created: [],
+      reused: [],
+      clients: { producers: null, consumers: [] },
+    };
+    // Consumers start last, right before load, because they begin reading (a backlog, say) as soon as
+    // they join, and what they read before load starts is not measured. find-max needs them first.
+    const steps: (() => Promise<void>)[] = [
+      () => this.open(run),
+      () => this.setUp(run),
+      ...(s.consumers.backlog > 0 ? [() => this.preload(run)] : []),
+      ...(s.producers.rate === 'find-max' ? [() => this.searchRate(run)] : []),
+      () => this.startProducers(run),
+      () => this.startConsumers(run),
+      () => this.measure(run.clients),
+    ];
     try {
-      target = await openTarget(s, {
-        profiles: this.profiles,
-        ...(this.options.workDir ? { workDir: this.options.workDir } : {}),
-      });
-      this.environment = this.describe(target);
-      // Before anything is written: a backlog that would fill this machine's disk is refused.
-      if (target.dataDir) assertBacklogFits(s, target.dataDir);
-      this.meter.brokerInProcess = target.kind === 'bundled';
-      if (target.brokerStats) this.brokerStats = new BrokerStatsMeter(() => target!.brokerStats!());
-      if (s.faults.length > 0 && target.faults) {
-        this.faults = new FaultTimeline(s.faults, target.faults, topics, s, this.log, (event) =>
-          this.emit('fault', event),
-        );
+      for (const step of steps) {
+        if (this.stopRequested) break;
+        await step();
       }
-      if (this.stopRequested) return this.finish('stopped', null);
-      this.setPhase('setup');
-      const connection: Connection = {
-        bootstrap: target.bootstrap,
-        ...(target.security ? { security: target.security } : {}),
-      };
-      // Idle topics only sit on the broker (the 2016 topic-count benchmark); load never touches them.
-      const idle = Array.from({ length: s.topics.idle }, (_, i) => `${name}-idle-${i}`);
-      const { reused } = await createTopics(
-        connection,
-        `${name}-admin`,
-        [...topics, ...idle],
-        s.topics,
-        this.log,
-        created,
-      );
-      if (target.kind !== 'bundled') {
-        try {
-          const cluster = await describeTarget(connection, `${name}-admin`, topics[0], this.log);
-          this.environment.cluster = cluster;
-          if (target.kind === 'external') this.environment.versions.broker = cluster.versionHint;
-        } catch (err) {
-          this.log('warn', `describing the target: ${message(err)}`);
-        }
-      }
-      const driver = this.driver();
-      if (s.consumers.backlog > 0) await this.preload(driver, connection, topics, `${name}-preload`);
-      // Consumers start last, right before load, because they begin reading (a backlog, say) as soon as
-      // they join, and what they read before load starts is not measured. find-max needs them first.
-      const startConsumers = async () => {
-        const groups = s.consumers.count > 0 ? s.consumers.groups : 0;
-        for (let g = clients.consumers.length; g < groups && !this.stopRequested; g++) {
-          clients.consumers.push(
-            await driver.startConsumers({
-              ...connection,
-              topics,
-              clientId: `${name}-c`,
-              groupId: `${name}-g${g}`,
-              count: s.consumers.count,
-              properties: s.consumers.config,
-              // Without a backlog our topics are new and empty, so reading from the beginning is "latest"
-              // without the race of resolving the latest offset after load has begun (not so for a
-              // reused topic, which may hold records already).
-              fromBeginning:
-                s.consumers.startAt !== 'latest' || (s.consumers.backlog === 0 && reused.length === 0),
-            }),
-          );
-        }
-      };
-      let rate = typeof s.producers.rate === 'number' ? s.producers.rate : null;
-      if (s.producers.rate === 'max' && this.ceiling !== undefined) {
-        rate = this.ceiling;
-        this.log('info', `rate max capped at the ceiling: a fixed ${this.ceiling} records/s (open loop)`);
-      }
-      if (s.producers.rate === 'find-max' && !this.stopRequested) {
-        await startConsumers();
-        this.findMax = await this.search(driver, connection, topics, `${name}-p`, clients.consumers);
-        if (this.findMax.rate === null) {
-          const last = this.findMax.trials.at(-1);
-          return this.finish(
-            'failed',
-            `find-max: no rate met the bounds${last ? ` (last trial: ${last.reason})` : ''}`,
-          );
-        }
-        rate = this.findMax.rate;
-      }
-      if (s.producers.count > 0 && !this.stopRequested) {
-        clients.producers = await driver.startProducers({
-          ...connection,
-          topics,
-          clientId: `${name}-p`,
-          config: s.producers,
-          ratePerSec: rate === null ? null : rate / s.producers.count,
-          recordsEach: s.records === undefined ? null : shares(s.records, s.producers.count),
-          durationMs: this.durationMs,
-        });
-      }
-      await startConsumers();
-      if (this.stopRequested) return this.finish('stopped', null);
-      await this.load(clients);
-      this.environment.clientProperties = appliedProperties(clients);
-      this.lastError =
-        clients.producers?.lastError() ?? clients.consumers.map((c) => c.lastError()).find((e) => e) ?? null;
       return this.finish(this.stopRequested ? 'stopped' : 'completed', null);
     } catch (err) {
       return this.finish('failed', message(err));
     } finally {
-      await this.faults?.stop();
-      this.setPhase('stopping');
-      await Promise.allSettled([clients.producers, ...clients.consumers].map((c) => c?.stop()));
-      if (target) await this.cleanUp(target, name, created, clients.consumers.length);
-      await target?.close().catch((err: unknown) => this.log('warn', `closing the target: ${message(err)}`));
-      this.setPhase('done');
+      await this.cleanUp(run);
     }
+  }
+
+  /** Opens (or starts) the target, and what watches it: broker figures and the fault timeline. */
+  private async open(run: Resources): Promise<void> {
+    const s = this.scenario;
+    const target = await openTarget(s, {
+      profiles: this.profiles,
+      ...(this.options.workDir ? { workDir: this.options.workDir } : {}),
+    });
+    run.target = target;
+    this.environment = this.describe(target);
+    // Before anything is written: a backlog that would fill this machine's disk is refused.
+    if (target.dataDir) assertBacklogFits(s, target.dataDir);
+    this.meter.brokerInProcess = target.kind === 'bundled';
+    if (target.brokerStats) this.brokerStats = new BrokerStatsMeter(() => target.brokerStats!());
+    if (s.faults.length > 0 && target.faults) {
+      this.faults = new FaultTimeline(s.faults, target.faults, run.topics, s, this.log, (event) =>
+        this.emit('fault', event),
+      );
+    }
+  }
+
+  /** Creates the run's topics (and the idle ones), and describes a target that is not ours. */
+  private async setUp(run: Resources): Promise<void> {
+    const s = this.scenario;
+    const target = run.target!;
+    this.setPhase('setup');
+    const connection = connectionTo(target);
+    // Idle topics only sit on the broker (the 2016 topic-count benchmark); load never touches them.
+    const idle = Array.from({ length: s.topics.idle }, (_, i) => `${run.name}-idle-${i}`);
+    const { reused } = await createTopics(
+      connection,
+      `${run.name}-admin`,
+      [...run.topics, ...idle],
+      s.topics,
+      this.log,
+      run.created,
+    );
+    run.reused = reused;
+    if (target.kind !== 'bundled') {
+      try {
+        const cluster = await describeTarget(connection, `${run.name}-admin`, run.topics[0], this.log);
+        this.environment.cluster = cluster;
+        if (target.kind === 'external') this.environment.versions.broker = cluster.versionHint;
+      } catch (err) {
+        this.log('warn', `describing the target: ${message(err)}`);
+      }
+    }
+  }
+
+  /** find-max: the consumers join first (they read along during the trials), then the trials pick the rate. */
+  private async searchRate(run: Resources): Promise<void> {
+    await this.startConsumers(run);
+    this.findMax = await this.search(
+      connectionTo(run.target!),
+      run.topics,
+      `${run.name}-p`,
+      run.clients.consumers,
+    );
+    if (this.findMax.rate === null) {
+      const last = this.findMax.trials.at(-1);
+      throw new Error(`find-max: no rate met the bounds${last ? ` (last trial: ${last.reason})` : ''}`);
+    }
+  }
+
+  /** Starts the producers (their load begins with the measured phase) at the rate the run holds to. */
+  private async startProducers(run: Resources): Promise<void> {
+    const s = this.scenario;
+    let rate = typeof s.producers.rate === 'number' ? s.producers.rate : null;
+    if (s.producers.rate === 'max' && this.ceiling !== undefined) {
+      rate = this.ceiling;
+      this.log('info', `rate max capped at the ceiling: a fixed ${this.ceiling} records/s (open loop)`);
+    }
+    if (this.findMax) rate = this.findMax.rate;
+    if (s.producers.count === 0) return;
+    run.clients.producers = await this.loadDriver.startProducers({
+      ...connectionTo(run.target!),
+      topics: run.topics,
+      clientId: `${run.name}-p`,
+      config: s.producers,
+      ratePerSec: rate === null ? null : rate / s.producers.count,
+      recordsEach: s.records === undefined ? null : shares(s.records, s.producers.count),
+      durationMs: this.durationMs,
+    });
+  }
+
+  /** Starts each consumer group not started yet, one after the other; a stop leaves the rest unstarted. */
+  private async startConsumers(run: Resources): Promise<void> {
+    const s = this.scenario;
+    const { consumers } = run.clients;
+    const groups = s.consumers.count > 0 ? s.consumers.groups : 0;
+    for (let g = consumers.length; g < groups && !this.stopRequested; g++) {
+      consumers.push(
+        await this.loadDriver.startConsumers({
+          ...connectionTo(run.target!),
+          topics: run.topics,
+          clientId: `${run.name}-c`,
+          groupId: `${run.name}-g${g}`,
+          count: s.consumers.count,
+          properties: s.consumers.config,
+          // Without a backlog our topics are new and empty, so reading from the beginning is "latest"
+          // without the race of resolving the latest offset after load has begun (not so for a
+          // reused topic, which may hold records already).
+          fromBeginning:
+            s.consumers.startAt !== 'latest' || (s.consumers.backlog === 0 && run.reused.length === 0),
+        }),
+      );
+    }
+  }
+
+  /** The measured load, then what the clients ran with and the last error they saw. */
+  private async measure(clients: Clients): Promise<void> {
+    await this.load(clients);
+    this.environment.clientProperties = appliedProperties(clients);
+    this.lastError =
+      clients.producers?.lastError() ?? clients.consumers.map((c) => c.lastError()).find((e) => e) ?? null;
+  }
+
+  /** Always runs last: faults end, clients stop, what the run created goes, and the target closes. */
+  private async cleanUp(run: Resources): Promise<void> {
+    const { target, clients } = run;
+    await this.faults?.stop();
+    this.setPhase('stopping');
+    await Promise.allSettled([clients.producers, ...clients.consumers].map((c) => c?.stop()));
+    if (target) await this.deleteResources(target, run);
+    await target?.close().catch((err: unknown) => this.log('warn', `closing the target: ${message(err)}`));
+    this.setPhase('done');
   }
 
   /**
    * Deletes the topics and consumer groups this run created, unless topics.keep. A bundled broker is
    * thrown away whole, so only clusters that outlive the run (external, kafka) are cleaned.
    */
-  private async cleanUp(target: Target, name: string, created: string[], groups: number): Promise<void> {
+  private async deleteResources(target: Target, run: Resources): Promise<void> {
+    const { name, created } = run;
     if (target.kind === 'bundled' || created.length === 0) return;
     if (this.scenario.topics.keep) {
       if (target.kind === 'external')
@@ -322,9 +388,12 @@ export class ScenarioRun extends EventEmitter {
       return;
     }
     await deleteRunResources(
-      { bootstrap: target.bootstrap, ...(target.security ? { security: target.security } : {}) },
+      connectionTo(target),
       `${name}-admin`,
-      { topics: created, groups: Array.from({ length: groups }, (_, g) => `${name}-g${g}`) },
+      {
+        topics: created,
+        groups: Array.from({ length: run.clients.consumers.length }, (_, g) => `${name}-g${g}`),
+      },
       this.log,
     );
   }
@@ -333,19 +402,14 @@ export class ScenarioRun extends EventEmitter {
    * Fills the topics with `consumers.backlog` bytes before the measured phase, as fast as the
    * producers go, so consumers that start at the earliest offset have a backlog to drain.
    */
-  private async preload(
-    driver: LoadDriver,
-    connection: Connection,
-    topics: string[],
-    clientId: string,
-  ): Promise<void> {
+  private async preload(run: Resources): Promise<void> {
     const s = this.scenario;
     const records = backlogRecords(s);
     const producers = Math.max(1, s.producers.count);
-    const loader = await driver.startProducers({
-      ...connection,
-      topics,
-      clientId,
+    const loader = await this.loadDriver.startProducers({
+      ...connectionTo(run.target!),
+      topics: run.topics,
+      clientId: `${run.name}-preload`,
       config: { ...s.producers, count: producers, rate: 'max', acks: 1 },
       ratePerSec: null,
       recordsEach: shares(records, producers),
@@ -381,7 +445,6 @@ export class ScenarioRun extends EventEmitter {
 
   /** Runs find-max trials on the run's topics, with its consumers reading along. */
   private async search(
-    driver: LoadDriver,
     connection: Connection,
     topics: string[],
     clientId: string,
@@ -391,7 +454,7 @@ export class ScenarioRun extends EventEmitter {
     const trialMs = parseDurationMs(s.findMax.trial) ?? 10_000;
     this.setPhase('search');
     const runTrial = async (rate: number | null) => {
-      const producers = await driver.startProducers({
+      const producers = await this.loadDriver.startProducers({
         ...connection,
         topics,
         clientId,
@@ -407,8 +470,9 @@ export class ScenarioRun extends EventEmitter {
         producers.start();
         let last = started;
         let backlogAfterRampUp = 0;
-        for (let tick = 1; last - started < trialMs && !this.stopRequested; tick++) {
-          await this.sleepUntil(started + tick * SAMPLE_MS, () => true);
+        const going = () => !this.stopRequested && last - started < trialMs;
+        for (let tick = 1; going(); tick++) {
+          await this.sleepUntil(started + tick * SAMPLE_MS, going);
           const [produced, ...consumed] = await Promise.all([
             producers.take(),
             ...consumers.map((c) => c.take()),
@@ -468,15 +532,16 @@ export class ScenarioRun extends EventEmitter {
     });
     const timeUp = () =>
       this.durationMs !== null && performance.now() - this.loadStartedAt >= this.durationMs;
-    // Bounded by records: until producers finish; by time: until the duration has passed.
-    const running = () => (this.durationMs === null ? producing : !timeUp());
+    // Bounded by records: until producers finish; by time: until the duration has passed. A stop is
+    // heard here, by the loop and by its sleep.
+    const going = () => !this.stopRequested && (this.durationMs === null ? producing : !timeUp());
     let lastCut = this.loadStartedAt;
     let tick = 0;
     let endedOnTick = false;
-    while (running() && !this.stopRequested) {
+    while (going()) {
       tick += 1;
-      await this.sleepUntil(this.loadStartedAt + tick * SAMPLE_MS, running);
-      if (this.stopRequested || !running()) break;
+      await this.sleepUntil(this.loadStartedAt + tick * SAMPLE_MS, going);
+      if (!going()) break;
       const now = performance.now();
       await this.cut(clients, now, lastCut);
       lastCut = now;
@@ -489,13 +554,14 @@ export class ScenarioRun extends EventEmitter {
     if (endedOnTick) return;
     // The last, partial interval; acks that arrive while draining belong to records sent in it.
     const stoppedAt = performance.now();
+    // A stopped load ends at once: no waiting for the last acks, nor for consumers to catch up.
     if (producers && !this.stopRequested) {
       await Promise.race([
         producers.finished,
         new Promise((resolve) => setTimeout(resolve, DRAIN_TIMEOUT_MS)),
       ]);
+      if (!this.stopRequested && this.durationMs === null) await this.drainConsumers(clients);
     }
-    if (producers && !this.stopRequested && this.durationMs === null) await this.drainConsumers(clients);
     if (stoppedAt > lastCut) await this.cut(clients, Math.max(stoppedAt, lastCut + 1), lastCut);
   }
 
@@ -554,9 +620,9 @@ export class ScenarioRun extends EventEmitter {
     this.emit('progress', this.progress());
   }
 
-  /** Sleeps until `due` (timers may fire early, so it checks the clock) or until the run should end. */
-  private async sleepUntil(due: number, running: () => boolean): Promise<void> {
-    while (running() && !this.stopRequested && performance.now() < due) {
+  /** Sleeps until `due` (timers may fire early, so it checks the clock) or until `going` turns false. */
+  private async sleepUntil(due: number, going: () => boolean): Promise<void> {
+    while (going() && performance.now() < due) {
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
