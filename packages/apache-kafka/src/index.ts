@@ -1,13 +1,3 @@
-export { replaceSection } from './bench/doc.js';
-export { describeMachine } from './bench/machine.js';
-export { holdBenchSlot } from './bench/slot.js';
-export { type BundledBroker, bundledBrokerBinary, startBundledBroker } from './bundled.js';
-export {
-  type BundledCluster,
-  type BundledClusterNode,
-  type BundledClusterOptions,
-  startBundledCluster,
-} from './bundled-cluster.js';
 export {
   makeTestCertificates,
   type TestCertificateOptions,

@@ -1,4 +1,4 @@
-export { type Connection, TopicExistsError } from './admin.js';
+export { type Connection, createTopics, TopicExistsError } from './admin.js';
 export { API_NAMES, type ApiRange, fetchApiVersions, inferVersion } from './api-versions.js';
 export type { LoadClients, LoadDriver } from './drivers/driver.js';
 export { captureEnvironment } from './environment.js';

@@ -5,12 +5,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  type BundledBroker,
-  ensureKafkaJars,
-  producerPerformance,
-  startBundledBroker,
-} from '@kbench/apache-kafka';
+import { ensureKafkaJars, producerPerformance } from '@kbench/apache-kafka';
+import { type BundledBroker, startBundledBroker } from '@kbench/broker-launcher';
 import { parseScenario } from '@kbench/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTopics } from '../src/admin.js';

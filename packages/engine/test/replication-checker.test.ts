@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type BundledCluster, startBundledCluster } from '@kbench/apache-kafka';
+import { type BundledCluster, startBundledCluster } from '@kbench/broker-launcher';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { afterEach, describe, expect, it } from 'vitest';
 

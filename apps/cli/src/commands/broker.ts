@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { startBundledCluster } from '@kbench/apache-kafka';
+import { startBundledCluster } from '@kbench/broker-launcher';
 import { startBroker, startCluster } from '@kbench/broker-native';
 import { kbenchHome } from '@kbench/history';
 import { intOption, parseCommandArgs } from '../args.js';

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BundledBroker, startBundledBroker } from '../../src/bundled.js';
+import { type BundledBroker, startBundledBroker } from '@kbench/broker-launcher';
 
 /** The bundled broker's standalone binary on a free port with its own temporary data dir; `stop` removes both. */
 export async function startTestBroker(name: string): Promise<BundledBroker & { dataDir: string }> {

@@ -1,5 +1,5 @@
+import type { BundledBroker } from '@kbench/broker-launcher';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BundledBroker } from '../../src/bundled.js';
 import { consumerPerformance, producerPerformance, runKafkaTool } from '../../src/index.js';
 import { startTestBroker } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import type { BundledBroker } from '@kbench/broker-launcher';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BundledBroker } from '../../src/bundled.js';
 import { startTestBroker } from './helpers.js';
 
 // librdkafka through Python's confluent-kafka (its wheels bundle librdkafka). kcat, the other

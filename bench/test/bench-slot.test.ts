@@ -10,8 +10,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BENCHES = [
-  ['drivers', path.resolve(here, '../dist/bench/drivers.js')],
-  ['apache-kafka', path.resolve(here, '../../apache-kafka/dist/bench/main.js')],
+  ['drivers', path.resolve(here, '../dist/drivers.js')],
+  ['apache-kafka', path.resolve(here, '../dist/apache-kafka.js')],
+  ['whole', path.resolve(here, '../dist/main.js')],
 ];
 
 let home: string;

@@ -1,19 +1,19 @@
-// npm run bench (engine part): the highest producer rate of each load driver into the bundled broker,
+// npm run bench (load drivers part): the highest producer rate of each load driver into the bundled broker,
 // 100 B records, 6 partitions, acks=1, three runs each, with Kafka's own ProducerPerformance on the
 // same broker build in the same run as the reference. Writes the "drivers" section of docs/benchmarks.md.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { holdBenchSlot, producerPerformance, replaceSection, startBundledBroker } from '@kbench/apache-kafka';
+import { producerPerformance } from '@kbench/apache-kafka';
+import { startBundledBroker } from '@kbench/broker-launcher';
+import { createTopics, ScenarioRun } from '@kbench/engine';
 import { parseScenario, type RunSummary } from '@kbench/schema';
-import { createTopics } from '../admin.js';
-import { ScenarioRun } from '../run.js';
+import { BENCHMARKS_DOC, int, replaceSection } from './doc.js';
+import { holdBenchSlot } from './slot.js';
 
 const RUNS = Number(process.env.KBENCH_BENCH_RUNS ?? 3);
 const DURATION = process.env.KBENCH_BENCH_DURATION ?? '20s';
 const WARMUP = '5s';
-const DOC = fileURLToPath(new URL('../../../../docs/benchmarks.md', import.meta.url));
 const log = (line: string) => process.stderr.write(`[bench drivers] ${line}\n`);
 
 /** A fresh standalone broker per measurement, so no run inherits another's page cache or segments. */
@@ -53,8 +53,6 @@ function stats(values: number[]) {
   return { mean, cv: mean > 0 ? sd / mean : 0 };
 }
 
-const int = (v: number) => Math.round(v).toLocaleString('en-US');
-
 async function main(): Promise<void> {
   holdBenchSlot('npm run bench (drivers)');
   const results: Record<string, RunSummary[]> = { native: [], kafkajs: [] };
@@ -86,7 +84,7 @@ async function main(): Promise<void> {
     return `| ${driver} | ${rates.map(int).join(' / ')} | ${int(mean)} | ${(cv * 100).toFixed(1)}% | ${(mean / reference.recordsPerSec).toFixed(2)}x | ${last?.publishLatencyMs?.p99 ?? '-'} ms | ${last?.client?.cpuCores ?? '-'} |`;
   });
   replaceSection(
-    DOC,
+    BENCHMARKS_DOC,
     'drivers',
     `## Load drivers: the highest producer rate into the bundled broker
 
@@ -103,7 +101,7 @@ The target for the native driver in issue #5 was 2,000,000 rec/s on this 2-core 
 kafkajs driver is bound by its one producer thread (near 100% busy: see the run's client figures).
 Measured ${new Date().toISOString()}.`,
   );
-  log(`wrote the drivers section of ${DOC}`);
+  log(`wrote the drivers section of ${BENCHMARKS_DOC}`);
 }
 
 main().catch((err: unknown) => {

@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { bundledBrokerBinary } from './bundled.js';
+import { bundledBrokerBinary } from './broker.js';
 
 export interface BundledClusterOptions {
   dataDir: string;

@@ -1,15 +1,20 @@
-// npm run bench: the Java perf tools against the bundled broker and Apache Kafka 4.3.1, into docs/benchmarks.md.
+// npm run bench (Apache Kafka part): the Java perf tools against the bundled broker and Apache Kafka 4.3.1,
+// into the machine, throughput, replication and topics sections of docs/benchmarks.md.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { bundledBrokerBinary, startBundledBroker } from '../bundled.js';
-import { ensureKafkaJars } from '../jars.js';
-import { runKafkaTool } from '../java.js';
-import { KAFKA_VERSION, packageRoot } from '../paths.js';
-import { consumerPerformance, type ProducerPerformanceResult, producerPerformance } from '../perf.js';
-import { startApacheKafka } from '../server.js';
-import { fixed, int, replaceSection } from './doc.js';
+import {
+  consumerPerformance,
+  ensureKafkaJars,
+  KAFKA_VERSION,
+  type ProducerPerformanceResult,
+  producerPerformance,
+  runKafkaTool,
+  startApacheKafka,
+} from '@kbench/apache-kafka';
+import { bundledBrokerBinary, startBundledBroker } from '@kbench/broker-launcher';
+import { BENCHMARKS_DOC, fixed, int, replaceSection } from './doc.js';
 import { describeMachine } from './machine.js';
 import { holdBenchSlot } from './slot.js';
 
@@ -23,7 +28,7 @@ const { values: flags } = parseArgs({
     records: { type: 'string', default: process.env.KBENCH_BENCH_RECORDS ?? '10000000' },
     'topic-counts': { type: 'string', default: process.env.KBENCH_BENCH_TOPIC_COUNTS ?? '1,50001,120001' },
     'create-timeout-min': { type: 'string', default: '20' },
-    doc: { type: 'string', default: join(packageRoot(), '..', '..', 'docs', 'benchmarks.md') },
+    doc: { type: 'string', default: BENCHMARKS_DOC },
   },
 });
 const only = new Set(flags.only.split(','));
@@ -251,7 +256,7 @@ async function createFillerTopics(
   timeoutMs: number,
 ): Promise<TopicCountRow> {
   if (count === 0) return { topics: 1, createMs: 0 };
-  const program = join(packageRoot(), 'java', 'CreateTopics.java');
+  const program = join(import.meta.dirname, '..', 'java', 'CreateTopics.java');
   const run = await runKafkaTool(program, [bootstrap, 'filler', String(count), '1000'], { timeoutMs });
   const lines = run.stdout.trim().split('\n');
   const done = lines.map((l) => /^created (\d+) (\d+)$/.exec(l)).find((m) => m);
@@ -305,7 +310,7 @@ async function topicsSection(counts: number[], createTimeoutMs: number): Promise
   return `## Producer latency with many topics (SEEDS.md #4, the 2016 topic-count test)
 
 The bundled broker, one node, empty at the start of each row. The Java Admin client creates the other topics
-(1 partition, RF 1) in CreateTopics batches of 1,000 (java/CreateTopics.java); "create" is the time for
+(1 partition, RF 1) in CreateTopics batches of 1,000 (bench/java/CreateTopics.java); "create" is the time for
 those. Then ProducerPerformance sends 100,000 records of 4,096 B with \`acks=1\`, \`batch.size=128000\` to
 one more 1-partition topic. The 2016 write-up saw average latency grow with the topic count (roughly
 200-500 ms on its VM). Latencies in ms; "avg vs 1 topic" divides by the 1-topic row.
