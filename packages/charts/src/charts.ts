@@ -180,7 +180,8 @@ function mib(bytesPerSecond: number | null): number | null {
   return bytesPerSecond === null ? null : bytesPerSecond / MIB;
 }
 
-type TimelineFault = { at: string; action: string; node: number | string; for?: string };
+/** A fault as a scenario's timeline writes it. */
+export type TimelineFault = { at: string; action: string; node: number | string; for?: string };
 
 /**
  * Fault markers (seconds from the start of load) for a run: the faults it recorded as executed when

@@ -84,7 +84,14 @@ export function timeChart(chart: TimeChart, runs: RunSeries[], metrics: Metric[]
         color,
         lineStyle: { color, type: metric.lineType ?? 'solid', width: metric.width ?? 2 },
         ...(i === 0 ? warmupArea(run.samples) : {}),
-        ...(i === 0 && run.faults?.length ? faultLines(run.faults) : {}),
+        // With several runs, each run's markers say whose fault they are.
+        ...(i === 0 && run.faults?.length
+          ? faultLines(
+              withData.length === 1
+                ? run.faults
+                : run.faults.map((f) => ({ ...f, label: `${run.label}: ${f.label}` })),
+            )
+          : {}),
       });
     }
   });

@@ -1,14 +1,15 @@
 // Charts that put finished runs side by side: the percentile ladder and the headline figures.
 import {
   distinctNames,
+  type FaultEvent,
   type LatencySummary,
   type RunSummary,
   type Sample,
   scenarioDifferences,
 } from '@kbench/schema';
 import type { BarSeriesOption, EChartsOption, LineSeriesOption } from 'echarts';
-import { backlogChart, latencyChart, throughputChart } from './charts.js';
-import { type ChartSpec, PALETTE } from './common.js';
+import { backlogChart, faultMarks, latencyChart, type TimelineFault, throughputChart } from './charts.js';
+import { type ChartSpec, type FaultMark, PALETTE } from './common.js';
 
 export interface RunResult {
   label: string;
@@ -16,6 +17,8 @@ export interface RunResult {
   samples: Sample[];
   /** The run's resolved scenario: when exactly one setting differs between runs (a sweep), a curve against it is drawn. */
   scenario?: unknown;
+  /** The run's faults, marked on the time charts with the run's label. */
+  faults?: FaultMark[];
 }
 
 const LADDER: { key: keyof LatencySummary; name: string }[] = [
@@ -206,21 +209,34 @@ export function runLabels(runs: { id: string; scenario: { name: string } }[]): s
 
 /** Stored runs and their samples as a comparison draws them: labelled apart, each with its scenario. */
 export function comparedRuns(
-  runs: { id: string; scenario: { name: string }; summary: RunSummary | null }[],
+  runs: {
+    id: string;
+    scenario: { name: string; faults?: TimelineFault[] };
+    summary: RunSummary | null;
+    faults?: FaultEvent[];
+  }[],
   samples: Sample[][],
 ): RunResult[] {
   const labels = runLabels(runs);
-  return runs.map((run, i) => ({
-    label: labels[i] ?? run.id,
-    summary: run.summary,
-    samples: samples[i] ?? [],
-    scenario: run.scenario,
-  }));
+  return runs.map((run, i) => {
+    const faults = faultMarks(run);
+    return {
+      label: labels[i] ?? run.id,
+      summary: run.summary,
+      samples: samples[i] ?? [],
+      scenario: run.scenario,
+      ...(faults.length > 0 ? { faults } : {}),
+    };
+  });
 }
 
 /** The set a comparison shows, in order. */
 export function compareCharts(runs: RunResult[]): ChartSpec[] {
-  const series = runs.map((r) => ({ label: r.label, samples: r.samples }));
+  const series = runs.map((r) => ({
+    label: r.label,
+    samples: r.samples,
+    ...(r.faults ? { faults: r.faults } : {}),
+  }));
   const charts = [
     recordsPerSecChart(runs),
     publishP99Chart(runs),

@@ -160,4 +160,27 @@ describe('fault markers', () => {
     ).series;
     expect(series[0]?.markLine?.data).toEqual([{ name: 'kill node 2', xAxis: 2 }]);
   });
+
+  it("mark each compared run's faults on the comparison's time charts, naming the run", async () => {
+    const { comparedRuns } = await import('../src/index.js');
+    const { parseScenario } = await import('@kbench/schema');
+    const stored = ['a', 'b'].map((name, i) => ({
+      id: `run${i}0000000`,
+      scenario: parseScenario({
+        name,
+        cluster: { nodes: 2 },
+        topics: { replicationFactor: 2 },
+        faults: i === 0 ? [{ at: '2s', action: 'kill', node: 2 }] : [],
+      }),
+      summary: runs[i]?.summary ?? null,
+    }));
+    const compared = comparedRuns(stored, [runs[0]!.samples, runs[1]!.samples]);
+    const throughput = compareCharts(compared).find((c) => c.id === 'throughput')!;
+    const marked = (
+      throughput.option as {
+        series: { name: string; markLine?: { data: { name: string; xAxis: number }[] } }[];
+      }
+    ).series.flatMap((s) => s.markLine?.data ?? []);
+    expect(marked).toEqual([{ name: `${compared[0]!.label}: kill node 2`, xAxis: 2 }]);
+  });
 });
