@@ -7,8 +7,6 @@
 pub mod bounds;
 pub mod fetch;
 pub mod frame;
-mod shape;
-mod shapes;
 
 pub use fetch::encode_fetch_response;
 pub use frame::Frame;
