@@ -149,7 +149,8 @@ describe('ScenarioRun against the bundled broker', () => {
       duration: '3s',
       producers: { count: 1, rate: 'find-max', messageSize: 100 },
       consumers: { count: 1 },
-      findMax: { trial: '2s', maxTrials: 4, publishP99Ms: 200 },
+      // A bound any machine meets, loaded or not: this checks the search's mechanics, not the speed.
+      findMax: { trial: '2s', maxTrials: 4, publishP99Ms: 5000 },
     });
     expect(outcome.status, String(outcome.error)).toBe('completed');
     const search = outcome.summary?.findMax;
