@@ -1,7 +1,7 @@
 //! A running node's upkeep of its log: retention passes and interval
 //! flushes, each on the blocking pool, until the lifecycle aborts them.
 
-use crate::storage::segment::now_ms;
+use crate::clock::now_ms;
 use crate::storage::Log;
 use std::sync::Arc;
 use std::time::Duration;

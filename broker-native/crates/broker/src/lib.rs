@@ -8,6 +8,7 @@ pub mod apis;
 pub mod background;
 pub mod blocking;
 pub mod broker;
+pub mod clock;
 pub mod cluster;
 pub mod codec;
 pub mod config;

@@ -2,7 +2,7 @@
 //! replication and its cluster upkeep until a wall-clock time, so that a
 //! long enough pause moves leadership away from it.
 
-use crate::storage::segment::now_ms;
+use crate::clock::now_ms;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 

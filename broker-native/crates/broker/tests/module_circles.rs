@@ -552,7 +552,7 @@ fn report(found: &[(ModPath, Vec<String>, Vec<String>)]) -> String {
 /// from the ground up. A top-level module imports only modules of its own
 /// layer or of lower ones.
 const LAYERS: &[&[&str]] = &[
-    &["error", "config", "stats", "blocking"],
+    &["error", "config", "stats", "blocking", "clock"],
     &["topic_config", "producer_ids", "codec"],
     &["storage"],
     &["pause", "background", "apis", "cluster"],

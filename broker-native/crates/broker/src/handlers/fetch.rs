@@ -44,7 +44,7 @@ pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> Fetch
     }
     let follower =
         (req.replica_id.0 >= 0 && broker.admin.serves_followers()).then_some(req.replica_id.0);
-    let now = crate::storage::segment::now_ms();
+    let now = crate::clock::now_ms();
     let topics: Vec<(_, Vec<Wanted>)> = req
         .topics
         .into_iter()

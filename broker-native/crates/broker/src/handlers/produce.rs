@@ -165,9 +165,7 @@ fn append(
     match config.timestamp_type {
         TimestampType::CreateTime => Ok((partition.append(records)?, None, min_isr)),
         TimestampType::LogAppendTime => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64);
+            let now = crate::clock::now_ms();
             let stamped = stamp_log_append_time(records, now)?;
             Ok((partition.append(&stamped)?, Some(now), min_isr))
         }

@@ -11,6 +11,7 @@ use super::batch::{self, BatchHeader, HEADER_SIZE};
 use super::file_cache::FileCache;
 use super::index::{write_replacing, write_replacing_durably, OffsetIndex};
 use super::time_index::TimeIndex;
+use crate::clock::now_ms;
 use crate::error::{Error, Result};
 use crate::stats::StorageStats;
 use bytes::Bytes;
@@ -92,13 +93,6 @@ pub struct Recovery {
     pub rebuilt_index: bool,
     /// Whether every batch was read and checked (size and CRC).
     pub scanned: bool,
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 impl Segment {
