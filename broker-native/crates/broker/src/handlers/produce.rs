@@ -1,12 +1,10 @@
-//! Produce: validate each partition's batches and append them as sent.
+//! Produce: each partition's batches to its log (storage validates them and appends them as sent).
 
 use crate::broker::Broker;
 use crate::cluster::PartitionRole;
 use crate::error::{Error, Result};
 use crate::stats::Stats;
-use crate::storage::batch::{split_and_validate, BatchHeader, HEADER_SIZE};
 use crate::storage::{Appended, Partition};
-use crate::topic_config::TimestampType;
 use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
@@ -127,8 +125,9 @@ async fn replicated(
     }
 }
 
-/// Applies the topic's config (min.insync.replicas against the `in_sync`
-/// replicas, max.message.bytes, message.timestamp.type) and appends.
+/// Checks min.insync.replicas against the `in_sync` replicas, then appends
+/// as a client's batches (storage applies max.message.bytes and
+/// message.timestamp.type).
 /// Returns the offsets, for LogAppendTime topics the time stamped on the
 /// batches, and min.insync.replicas.
 fn append(
@@ -147,49 +146,8 @@ fn append(
             ),
         ));
     }
-    let min_isr = config.min_insync_replicas;
-    let mut at = 0;
-    while at + HEADER_SIZE <= records.len() {
-        let size = BatchHeader::parse(&records[at..])?.size;
-        if size > config.max_message_bytes {
-            return Err(Error::kafka(
-                ResponseError::MessageTooLarge,
-                format!(
-                    "record batch of {size} bytes exceeds max.message.bytes {}",
-                    config.max_message_bytes
-                ),
-            ));
-        }
-        at += size;
-    }
-    match config.timestamp_type {
-        TimestampType::CreateTime => Ok((partition.append(records)?, None, min_isr)),
-        TimestampType::LogAppendTime => {
-            let now = crate::clock::now_ms();
-            let stamped = stamp_log_append_time(records, now)?;
-            Ok((partition.append(&stamped)?, Some(now), min_isr))
-        }
-    }
-}
-
-const ATTRIBUTES_AT: usize = 21;
-const MAX_TIMESTAMP_AT: usize = 35;
-const CRC_AT: usize = 17;
-const LOG_APPEND_TIME_FLAG: u8 = 0x08;
-
-/// Marks each (valid) batch as LogAppendTime with `now` as its max
-/// timestamp, as Kafka does, and recomputes its CRC.
-fn stamp_log_append_time(records: &[u8], now: i64) -> Result<Vec<u8>> {
-    let batches = split_and_validate(records)?;
-    let mut out = records.to_vec();
-    for (at, header) in batches {
-        let batch = &mut out[at..at + header.size];
-        batch[ATTRIBUTES_AT + 1] |= LOG_APPEND_TIME_FLAG;
-        batch[MAX_TIMESTAMP_AT..MAX_TIMESTAMP_AT + 8].copy_from_slice(&now.to_be_bytes());
-        let crc = crc32c::crc32c(&batch[ATTRIBUTES_AT..]);
-        batch[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_be_bytes());
-    }
-    Ok(out)
+    let (appended, append_time) = partition.append_from_client(records, &config)?;
+    Ok((appended, append_time, config.min_insync_replicas))
 }
 
 #[cfg(test)]
@@ -197,6 +155,7 @@ mod tests {
     use super::*;
     use crate::handlers::test_support::broker;
     use crate::storage::batch::test_support::batch;
+    use crate::storage::batch::{split_and_validate, ATTRIBUTES_AT, LOG_APPEND_TIME_FLAG};
     use bytes::Bytes;
     use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
     use kafka_protocol::messages::TopicName;

@@ -14,7 +14,10 @@ const BATCH_LENGTH_AT: usize = 8;
 pub const LEADER_EPOCH_AT: usize = 12;
 const MAGIC_AT: usize = 16;
 const CRC_AT: usize = 17;
-const ATTRIBUTES_AT: usize = 21;
+pub const ATTRIBUTES_AT: usize = 21;
+/// The timestamp-type bit of the attributes' low byte: set, the max
+/// timestamp is the time the log appended the batch.
+pub const LOG_APPEND_TIME_FLAG: u8 = 0x08;
 const LAST_OFFSET_DELTA_AT: usize = 23;
 const MAX_TIMESTAMP_AT: usize = 35;
 
@@ -106,6 +109,41 @@ pub fn validate(batch: &[u8]) -> Result<BatchHeader> {
         )));
     }
     Ok(header)
+}
+
+/// Refuses a payload holding a batch larger than `max_message_bytes`
+/// (MESSAGE_TOO_LARGE), reading only the batch headers; a damaged header is
+/// CORRUPT_MESSAGE.
+pub fn check_batch_sizes(records: &[u8], max_message_bytes: usize) -> Result<()> {
+    let mut at = 0;
+    while at + HEADER_SIZE <= records.len() {
+        let size = BatchHeader::parse(&records[at..])?.size;
+        if size > max_message_bytes {
+            return Err(Error::kafka(
+                ResponseError::MessageTooLarge,
+                format!(
+                    "record batch of {size} bytes exceeds max.message.bytes {max_message_bytes}"
+                ),
+            ));
+        }
+        at += size;
+    }
+    Ok(())
+}
+
+/// A copy of `records` with each (valid) batch marked LogAppendTime and
+/// `now` as its max timestamp, as Kafka does, its CRC recomputed.
+pub fn stamp_log_append_time(records: &[u8], now: i64) -> Result<Vec<u8>> {
+    let batches = split_and_validate(records)?;
+    let mut out = records.to_vec();
+    for (at, header) in batches {
+        let batch = &mut out[at..at + header.size];
+        batch[ATTRIBUTES_AT + 1] |= LOG_APPEND_TIME_FLAG;
+        batch[MAX_TIMESTAMP_AT..MAX_TIMESTAMP_AT + 8].copy_from_slice(&now.to_be_bytes());
+        let crc = crc32c::crc32c(&batch[ATTRIBUTES_AT..]);
+        batch[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_be_bytes());
+    }
+    Ok(out)
 }
 
 /// Splits a produce payload into batches, validating each one.
@@ -205,6 +243,26 @@ pub(crate) mod test_support {
 mod tests {
     use super::test_support::batch;
     use super::*;
+
+    #[test]
+    fn a_batch_above_max_message_bytes_is_message_too_large() {
+        let mut records = batch(2, 10);
+        records.extend_from_slice(&batch(3, 100));
+        let largest = split_and_validate(&records).unwrap()[1].1.size;
+        check_batch_sizes(&records, largest).unwrap();
+        let err = check_batch_sizes(&records, largest - 1).unwrap_err();
+        assert_eq!(err.code(), ResponseError::MessageTooLarge.code());
+    }
+
+    #[test]
+    fn a_stamped_batch_carries_the_time_and_a_valid_crc() {
+        let stamped = stamp_log_append_time(&batch(2, 10), 1_234).unwrap();
+        assert_eq!(validate(&stamped).unwrap().max_timestamp, 1_234);
+        assert_eq!(
+            stamped[ATTRIBUTES_AT + 1] & LOG_APPEND_TIME_FLAG,
+            LOG_APPEND_TIME_FLAG
+        );
+    }
 
     #[test]
     fn good_batch_validates() {

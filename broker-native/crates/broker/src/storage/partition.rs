@@ -9,7 +9,10 @@
 //! Lock order: `append_lock`, then `producers`, then `epochs`; `durable`
 //! is taken alone or last.
 
-use super::batch::{set_base_offset, set_leader_epoch, split_and_validate, Appended, BatchHeader};
+use super::batch::{
+    check_batch_sizes, set_base_offset, set_leader_epoch, split_and_validate,
+    stamp_log_append_time, Appended, BatchHeader,
+};
 use super::epoch_cache::{LeaderEpochCache, CHECKPOINT_FILE};
 use super::file_cache::FileCache;
 use super::index::write_replacing;
@@ -21,7 +24,7 @@ use crate::clock::now_ms;
 use crate::config::FsyncPolicy;
 use crate::error::{Error, Result};
 use crate::stats::StorageStats;
-use crate::topic_config::TopicConfig;
+use crate::topic_config::{TimestampType, TopicConfig};
 use bytes::Bytes;
 use kafka_protocol::ResponseError;
 use std::collections::{BTreeMap, BTreeSet};
@@ -448,6 +451,26 @@ impl Partition {
         };
         self.after_append(policy, &active, appended.last_offset + 1)?;
         Ok(appended)
+    }
+
+    /// Appends a client's batches under the topic's `config` (as read for
+    /// this request): a batch above max.message.bytes is MESSAGE_TOO_LARGE,
+    /// and a LogAppendTime topic stamps the batches with the time now,
+    /// which it returns.
+    pub fn append_from_client(
+        &self,
+        records: &[u8],
+        config: &TopicConfig,
+    ) -> Result<(Appended, Option<i64>)> {
+        check_batch_sizes(records, config.max_message_bytes)?;
+        match config.timestamp_type {
+            TimestampType::CreateTime => Ok((self.append(records)?, None)),
+            TimestampType::LogAppendTime => {
+                let now = now_ms();
+                let stamped = stamp_log_append_time(records, now)?;
+                Ok((self.append(&stamped)?, Some(now)))
+            }
+        }
     }
 
     /// Rolls to a new segment at `base_offset` when the active one is full
