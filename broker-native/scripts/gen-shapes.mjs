@@ -38,6 +38,8 @@ const APIS = [
   'CreatePartitions',
   'IncrementalAlterConfigs',
   'DescribeCluster',
+  'SaslHandshake',
+  'SaslAuthenticate',
 ];
 
 /** Messages carried inside a response rather than framed on their own. */

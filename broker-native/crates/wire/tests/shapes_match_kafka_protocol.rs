@@ -208,6 +208,8 @@ by_api_key! {
     CreatePartitions: CreatePartitionsRequest, CreatePartitionsResponse;
     IncrementalAlterConfigs: IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse;
     DescribeCluster: DescribeClusterRequest, DescribeClusterResponse;
+    SaslHandshake: SaslHandshakeRequest, SaslHandshakeResponse;
+    SaslAuthenticate: SaslAuthenticateRequest, SaslAuthenticateResponse;
 }
 
 const SEEDS: u64 = 40;

@@ -29,6 +29,8 @@ pub const ALL: &[Shape] = &[
     CREATE_PARTITIONS,
     INCREMENTAL_ALTER_CONFIGS,
     DESCRIBE_CLUSTER,
+    SASL_HANDSHAKE,
+    SASL_AUTHENTICATE,
 ];
 
 /// The shape of API `api_key`, if it is one of [`ALL`].
@@ -56,6 +58,8 @@ pub fn by_key(api_key: i16) -> Option<&'static Shape> {
         37 => Some(&CREATE_PARTITIONS),
         44 => Some(&INCREMENTAL_ALTER_CONFIGS),
         60 => Some(&DESCRIBE_CLUSTER),
+        17 => Some(&SASL_HANDSHAKE),
+        36 => Some(&SASL_AUTHENTICATE),
         _ => None,
     }
 }
@@ -1154,4 +1158,30 @@ pub const DESCRIBE_CLUSTER: Shape = Shape {
             ty: Ty::Fixed(1),
         },
     ],
+};
+
+/// SaslHandshakeRequest, versions 0-1, flexible none.
+pub const SASL_HANDSHAKE: Shape = Shape {
+    name: "SaslHandshakeRequest",
+    api_key: 17,
+    versions: (0, 1),
+    flexible_from: 32767,
+    fields: &[Field {
+        versions: (0, 32767),
+        tag: -1,
+        ty: Ty::Str,
+    }],
+};
+
+/// SaslAuthenticateRequest, versions 0-2, flexible 2+.
+pub const SASL_AUTHENTICATE: Shape = Shape {
+    name: "SaslAuthenticateRequest",
+    api_key: 36,
+    versions: (0, 2),
+    flexible_from: 2,
+    fields: &[Field {
+        versions: (0, 32767),
+        tag: -1,
+        ty: Ty::Bytes,
+    }],
 };

@@ -29,6 +29,8 @@ pub const ALL: &[Shape] = &[
     CREATE_PARTITIONS,
     INCREMENTAL_ALTER_CONFIGS,
     DESCRIBE_CLUSTER,
+    SASL_HANDSHAKE,
+    SASL_AUTHENTICATE,
 ];
 
 /// The shape of API `api_key`, if it is one of [`ALL`].
@@ -56,6 +58,8 @@ pub fn by_key(api_key: i16) -> Option<&'static Shape> {
         37 => Some(&CREATE_PARTITIONS),
         44 => Some(&INCREMENTAL_ALTER_CONFIGS),
         60 => Some(&DESCRIBE_CLUSTER),
+        17 => Some(&SASL_HANDSHAKE),
+        36 => Some(&SASL_AUTHENTICATE),
         _ => None,
     }
 }
@@ -1654,6 +1658,56 @@ pub const DESCRIBE_CLUSTER: Shape = Shape {
             versions: (0, 32767),
             tag: -1,
             ty: Ty::Fixed(4),
+        },
+    ],
+};
+
+/// SaslHandshakeResponse, versions 0-1, flexible none.
+pub const SASL_HANDSHAKE: Shape = Shape {
+    name: "SaslHandshakeResponse",
+    api_key: 17,
+    versions: (0, 1),
+    flexible_from: 32767,
+    fields: &[
+        Field {
+            versions: (0, 32767),
+            tag: -1,
+            ty: Ty::Fixed(2),
+        },
+        Field {
+            versions: (0, 32767),
+            tag: -1,
+            ty: Ty::Array(&Ty::Str),
+        },
+    ],
+};
+
+/// SaslAuthenticateResponse, versions 0-2, flexible 2+.
+pub const SASL_AUTHENTICATE: Shape = Shape {
+    name: "SaslAuthenticateResponse",
+    api_key: 36,
+    versions: (0, 2),
+    flexible_from: 2,
+    fields: &[
+        Field {
+            versions: (0, 32767),
+            tag: -1,
+            ty: Ty::Fixed(2),
+        },
+        Field {
+            versions: (0, 32767),
+            tag: -1,
+            ty: Ty::Str,
+        },
+        Field {
+            versions: (0, 32767),
+            tag: -1,
+            ty: Ty::Bytes,
+        },
+        Field {
+            versions: (1, 32767),
+            tag: -1,
+            ty: Ty::Fixed(8),
         },
     ],
 };
