@@ -11,7 +11,8 @@
 //! the children use what it declares). In every folder, the root included,
 //! the sibling edges must form no circle, and a top-level module imports
 //! only its own layer or lower ones (`LAYERS`, as docs/architecture.md
-//! lists them).
+//! lists them). The group coordinator's crate (`crates/group`) is read the
+//! same way for circles.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -518,10 +519,21 @@ fn circles(edges: &[Edge]) -> Vec<(ModPath, Vec<String>, Vec<String>)> {
 }
 
 fn crate_edges() -> Vec<Edge> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let files = source_files(&src);
+    edges_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), 20)
+}
+
+/// The group coordinator's crate (`crates/group`), checked the same way.
+fn group_crate_edges() -> Vec<Edge> {
+    edges_under(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../group/src"),
+        10,
+    )
+}
+
+fn edges_under(src: &Path, at_least: usize) -> Vec<Edge> {
+    let files = source_files(src);
     assert!(
-        files.len() > 20,
+        files.len() > at_least,
         "read {} files under {}",
         files.len(),
         src.display()
@@ -598,6 +610,12 @@ fn top_level_modules_import_each_other_in_no_circle() {
         .into_iter()
         .filter(|(folder, _, _)| folder.is_empty())
         .collect();
+    assert!(found.is_empty(), "{}", report(&found));
+}
+
+#[test]
+fn the_group_crates_modules_import_each_other_in_no_circle() {
+    let found = circles(&group_crate_edges());
     assert!(found.is_empty(), "{}", report(&found));
 }
 

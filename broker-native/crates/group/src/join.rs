@@ -9,7 +9,8 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::member::{Member, Protocol};
-use crate::state::{Group, GroupState, JoinOutcome};
+use crate::outcome::JoinOutcome;
+use crate::state::{Group, GroupState};
 use crate::{error_code, lock, str_bytes, ClientInfo, GroupCoordinator};
 
 enum JoinStep {
@@ -349,7 +350,7 @@ mod tests {
             protocol_name: Some("range".into()),
             leader: "m1".into(),
             member_id: "m1".into(),
-            members: vec![crate::state::JoinedMember {
+            members: vec![crate::outcome::JoinedMember {
                 member_id: "m1".into(),
                 instance_id: Some("i1".into()),
                 metadata: Bytes::from_static(b"meta"),

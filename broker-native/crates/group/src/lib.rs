@@ -40,6 +40,7 @@ mod member;
 mod offset_commit;
 mod offset_fetch;
 mod offsets;
+mod outcome;
 mod state;
 mod sync;
 #[cfg(test)]

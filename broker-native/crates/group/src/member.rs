@@ -7,7 +7,7 @@ use kafka_protocol::error::ResponseError;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::state::{JoinOutcome, SyncOutcome};
+use crate::outcome::{JoinOutcome, SyncOutcome};
 
 /// A protocol (assignor) a member can use, with its opaque metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,6 +10,7 @@ use kafka_protocol::error::ResponseError;
 use tokio::time::Instant;
 
 use crate::member::Member;
+use crate::outcome::{JoinOutcome, JoinedMember, SyncOutcome};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupState {
@@ -48,60 +49,6 @@ impl GroupState {
         ]
         .into_iter()
         .find(|state| state.name().eq_ignore_ascii_case(name))
-    }
-}
-
-/// A JoinGroup result, independent of the request version.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct JoinOutcome {
-    pub error: Option<ResponseError>,
-    pub generation_id: i32,
-    pub protocol_type: Option<String>,
-    pub protocol_name: Option<String>,
-    pub leader: String,
-    pub member_id: String,
-    /// Filled for the leader only.
-    pub members: Vec<JoinedMember>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct JoinedMember {
-    pub member_id: String,
-    pub instance_id: Option<String>,
-    pub metadata: Bytes,
-}
-
-impl JoinOutcome {
-    pub fn error(error: ResponseError, member_id: String) -> Self {
-        Self {
-            error: Some(error),
-            generation_id: -1,
-            protocol_type: None,
-            protocol_name: None,
-            leader: String::new(),
-            member_id,
-            members: Vec::new(),
-        }
-    }
-}
-
-/// A SyncGroup result, independent of the request version.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SyncOutcome {
-    pub error: Option<ResponseError>,
-    pub protocol_type: Option<String>,
-    pub protocol_name: Option<String>,
-    pub assignment: Bytes,
-}
-
-impl SyncOutcome {
-    pub fn error(error: ResponseError) -> Self {
-        Self {
-            error: Some(error),
-            protocol_type: None,
-            protocol_name: None,
-            assignment: Bytes::new(),
-        }
     }
 }
 

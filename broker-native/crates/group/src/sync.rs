@@ -5,7 +5,8 @@ use kafka_protocol::messages::{SyncGroupRequest, SyncGroupResponse};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::state::{GroupState, SyncOutcome};
+use crate::outcome::SyncOutcome;
+use crate::state::GroupState;
 use crate::{error_code, lock, str_bytes, GroupCoordinator};
 
 enum SyncStep {
