@@ -228,3 +228,26 @@ async fn a_connect_that_succeeds_clears_the_back_off() {
     pool.connect(&addr).await.unwrap();
     assert_eq!(pool.retry_at(&addr), None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_given_up_has_its_answer_dropped_by_the_next() {
+    // The first request is answered late.
+    let addr = broker(|nth, id| {
+        if nth == 0 {
+            // Blocks this worker; the client runs on the other.
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        vec![answer(id)]
+    })
+    .await;
+    let mut client = SimpleClient::connect(&addr, &options()).await.unwrap();
+    let request = ApiVersionsRequest::default();
+    let first = client.call(V0, &request);
+    assert!(tokio::time::timeout(Duration::from_millis(20), first)
+        .await
+        .is_err());
+    client
+        .call(V0, &ApiVersionsRequest::default())
+        .await
+        .unwrap();
+}

@@ -23,11 +23,11 @@ use kafka_protocol::messages::{
     TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use kbench_client::{decode_response, Backoff, Connection, Pool, Response};
+
 use crate::batch_reader::{for_each_record, next_offset};
-use crate::client::{decode_response, Connection, Response, SimpleClient};
 use crate::engine_task::{EngineTask, Shared};
 use crate::error::{Error, Result};
 use crate::group::{
@@ -45,8 +45,11 @@ const RETRY_BACKOFF: Duration = Duration::from_millis(100);
 const OFFSET_OUT_OF_RANGE: i16 = 1;
 /// Stamps further than this from the receive time are not send times (a foreign value).
 const PLAUSIBLE_STAMP_MICROS: f64 = 86_400e6;
-/// The id of the engine's connection to the group coordinator (fetch connections start at 1).
-const COORDINATOR_CONNECTION: u64 = 0;
+/// Fetches a connection to a leader lets await answers: one, plus those a rebalance left in
+/// flight (their answers are dropped).
+const FETCH_WINDOW: usize = 4;
+/// Heartbeats and commits awaiting the coordinator's answer.
+const GROUP_WINDOW: usize = 4;
 /// How long the final commit and LeaveGroup may take on stop.
 const GOODBYE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -185,7 +188,6 @@ impl Consumer {
             join_and_position(&mut group, &mut metadata, &cluster, &versions, config.start).await?;
         let assignment = Arc::new(Mutex::new(names(&cluster, &assigned)));
         let shared = Arc::new(Shared::default());
-        let (responses_tx, responses) = mpsc::unbounded_channel();
         let now = Instant::now();
         let effective = fetching.effective(config.start);
         let engine = Engine {
@@ -202,17 +204,17 @@ impl Consumer {
             versions,
             fetch_version,
             assigned,
-            connections: HashMap::new(),
-            connection_nodes: HashMap::new(),
-            next_connection_id: COORDINATOR_CONNECTION + 1,
-            responses_tx,
-            responses,
+            connections: Pool::new(crate::connect::options(FETCH_WINDOW)),
             fetching: HashMap::new(),
             refresh_needed: false,
             reset: vec![],
             retry_at: None,
             group,
-            coordinator: None,
+            // A failed connect to the coordinator makes the member find it again: no back-off.
+            coordinator: Pool::new(
+                crate::connect::options(GROUP_WINDOW)
+                    .with_backoff(Backoff::constant(Duration::ZERO)),
+            ),
             group_calls: HashMap::new(),
             next_heartbeat: now + HEARTBEAT_INTERVAL,
             next_commit: now + fetching.commit_interval,
@@ -331,7 +333,7 @@ async fn list_offsets(
         let addr = cluster
             .leader_addr(leader)
             .ok_or_else(|| Error::Protocol(format!("no address for node {leader}")))?;
-        let mut client = SimpleClient::connect(addr).await?;
+        let mut client = crate::connect::simple(addr).await?;
         let mut topics: Vec<ListOffsetsTopic> = vec![];
         for &i in &slots {
             let a = &assigned[i];
@@ -390,11 +392,8 @@ struct Engine {
     fetch_version: i16,
     topic_names: Vec<TopicName>,
     assigned: Vec<Assigned>,
-    connections: HashMap<i32, Connection>,
-    connection_nodes: HashMap<u64, i32>,
-    next_connection_id: u64,
-    responses_tx: mpsc::UnboundedSender<Response>,
-    responses: mpsc::UnboundedReceiver<Response>,
+    /// A pipelined connection per leader, for fetches.
+    connections: Pool,
     /// The fetch in flight per node: (connection id, correlation id, assigned slots).
     fetching: HashMap<i32, (u64, i32, Vec<usize>)>,
     refresh_needed: bool,
@@ -402,8 +401,9 @@ struct Engine {
     reset: Vec<usize>,
     retry_at: Option<Instant>,
     group: Membership,
-    /// Pipelined connection to the coordinator for heartbeats and periodic commits.
-    coordinator: Option<Connection>,
+    /// Pipelined connection to the coordinator for heartbeats and periodic commits (apart from
+    /// the fetches, so that a fetch waiting on the broker never holds a heartbeat back).
+    coordinator: Pool,
     group_calls: HashMap<i32, GroupCall>,
     next_heartbeat: Instant,
     next_commit: Instant,
@@ -459,17 +459,14 @@ impl Engine {
             tokio::select! {
                 biased;
                 _ = self.shared.stop.notified() => {}
-                response = self.responses.recv() => {
-                    if let Some(response) = response {
-                        self.on_response(response).await;
-                    }
-                }
+                response = self.connections.recv() => self.on_response(response).await,
+                response = self.coordinator.recv() => self.on_group_response(response),
                 _ = sleep_until(retry_at) => {}
                 _ = sleep_until(group_at) => {}
             }
         }
         self.connections.clear();
-        self.coordinator = None;
+        self.coordinator.clear();
         self.goodbye().await;
     }
 
@@ -520,7 +517,7 @@ impl Engine {
     async fn rebalance(&mut self, why: GroupSignal) {
         // Fetches in flight are for the old assignment: their responses are ignored.
         self.fetching.clear();
-        self.coordinator = None;
+        self.coordinator.clear();
         self.group_calls.clear();
         match why {
             GroupSignal::RejoinAsNew => self.group.forget_member(),
@@ -593,30 +590,25 @@ impl Engine {
                 return;
             }
         };
-        if self.coordinator.is_none() {
-            let Some(addr) = self.group.coordinator_addr().map(str::to_string) else {
+        let Some(addr) = self.group.coordinator_addr() else {
+            self.rejoin = Some(GroupSignal::FindCoordinator);
+            return;
+        };
+        let connection = match self.coordinator.connect(addr).await {
+            Ok(c) => c,
+            Err(e) => {
+                self.shared.stats.error(format!("group coordinator: {e}"));
                 self.rejoin = Some(GroupSignal::FindCoordinator);
                 return;
-            };
-            match Connection::connect(&addr, COORDINATOR_CONNECTION, self.responses_tx.clone())
-                .await
-            {
-                Ok(c) => self.coordinator = Some(c),
-                Err(e) => {
-                    self.stats().error(format!("group coordinator: {e}"));
-                    self.rejoin = Some(GroupSignal::FindCoordinator);
-                    return;
-                }
             }
-        }
-        let connection = self.coordinator.as_mut().expect("connected above");
+        };
         match connection.send(version, request, true).await {
             Ok((correlation_id, _)) => {
                 self.group_calls.insert(correlation_id, call(version));
             }
             Err(e) => {
                 self.stats().error(format!("group coordinator: {e}"));
-                self.coordinator = None;
+                self.coordinator.clear();
                 self.group_calls.clear();
             }
         }
@@ -627,14 +619,11 @@ impl Engine {
             Ok(frame) => frame,
             Err(e) => {
                 self.stats().error(format!("group coordinator: {e}"));
-                self.coordinator = None;
+                self.coordinator.clear();
                 self.group_calls.clear();
                 return;
             }
         };
-        if let Some(c) = self.coordinator.as_mut() {
-            c.completed();
-        }
         let Some(call) = self.group_calls.remove(&response.correlation_id) else {
             return;
         };
@@ -741,80 +730,68 @@ impl Engine {
         let Some(connection) = self.connection(node).await else {
             return;
         };
+        if !connection.has_room() {
+            return; // fetches for an old assignment are still out; sent again once they are in
+        }
+        let id = connection.id();
         match connection.send(version, &request, true).await {
             Ok((correlation_id, wire)) => {
-                let id = connection.id();
                 self.stats().add_wire_bytes(wire as u64);
                 self.fetching.insert(node, (id, correlation_id, slots));
             }
             Err(e) => {
                 self.stats().error(e.to_string());
-                self.connection_lost(node);
+                self.connection_lost(id);
             }
         }
     }
 
     async fn connection(&mut self, node: i32) -> Option<&mut Connection> {
-        if !self.connections.contains_key(&node) {
-            let addr = self.cluster.leader_addr(node)?.to_string();
-            let id = self.next_connection_id;
-            self.next_connection_id += 1;
-            match Connection::connect(&addr, id, self.responses_tx.clone()).await {
-                Ok(c) => {
-                    self.connections.insert(node, c);
-                    self.connection_nodes.insert(id, node);
-                }
-                Err(e) => {
-                    self.stats().error(e.to_string());
-                    self.refresh_needed = true;
-                    self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
-                    return None;
-                }
+        let addr = self.cluster.leader_addr(node)?;
+        if self.connections.get(addr).is_none() {
+            if let Err(e) = self.connections.connect(addr).await {
+                self.shared.stats.error(e.to_string());
+                self.refresh_needed = true;
+                self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
+                return None;
             }
         }
-        self.connections.get_mut(&node)
+        self.connections.get(addr)
     }
 
-    fn connection_lost(&mut self, node: i32) {
-        if let Some(c) = self.connections.remove(&node) {
-            self.connection_nodes.remove(&c.id());
-        }
-        self.fetching.remove(&node);
+    /// Closes connection `id` (if the pool has not already) and forgets the fetch it carried.
+    fn connection_lost(&mut self, id: u64) {
+        self.connections.remove(id);
+        self.fetching
+            .retain(|_, (connection, _, _)| *connection != id);
         self.refresh_needed = true;
         self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
     }
 
+    /// A fetch's answer from the pool (matched to its request there), or why a connection died.
     async fn on_response(&mut self, response: Response) {
-        if response.connection == COORDINATOR_CONNECTION {
-            self.on_group_response(response);
-            return;
-        }
-        let Some(&node) = self.connection_nodes.get(&response.connection) else {
-            return;
-        };
         let frame = match response.frame {
             Ok(frame) => frame,
             Err(e) => {
                 self.stats().error(e.to_string());
-                self.connection_lost(node);
+                self.connection_lost(response.connection);
                 return;
             }
         };
-        if let Some(c) = self.connections.get_mut(&node) {
-            c.completed();
-        }
-        match self.fetching.get(&node) {
-            Some((id, corr, _))
-                if *id == response.connection && *corr == response.correlation_id => {}
-            _ => return,
-        }
+        // An answer to a fetch for an old assignment is dropped.
+        let current = self.fetching.iter().find(|(_, (id, corr, _))| {
+            *id == response.connection && *corr == response.correlation_id
+        });
+        let Some(node) = current.map(|(&node, _)| node) else {
+            return;
+        };
         let wire = frame.len() as u64 + 4;
-        let (_, _, slots) = self.fetching.remove(&node).expect("checked above");
+        let (_, _, slots) = self.fetching.remove(&node).expect("found above");
         let fetched = match decode_response::<FetchRequest>(frame, self.fetch_version) {
             Ok(r) => r,
             Err(e) => {
                 self.stats().error(e.to_string());
-                self.connection_lost(node);
+                self.connection_lost(response.connection);
                 return;
             }
         };

@@ -19,6 +19,20 @@ pub enum Error {
     Config(String),
     #[error("no broker reachable among {0:?}")]
     NoBroker(Vec<String>),
+    /// The client's other refusals (a full window, a connect backing off).
+    #[error(transparent)]
+    Client(kbench_client::Error),
+}
+
+impl From<kbench_client::Error> for Error {
+    fn from(e: kbench_client::Error) -> Error {
+        match e {
+            kbench_client::Error::Io { addr, source } => Error::Io { addr, source },
+            kbench_client::Error::Protocol(message) => Error::Protocol(message),
+            kbench_client::Error::Closed(addr) => Error::Closed(addr),
+            other => Error::Client(other),
+        }
+    }
 }
 
 impl Error {

@@ -27,9 +27,9 @@ use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes};
 use kbench_wire::shapes::data;
 use kbench_wire::Shape;
 
-use crate::client::SimpleClient;
 use crate::error::{Error, Result};
 use crate::metadata::{ApiVersions, ClusterMetadata, MetadataClient};
+use kbench_client::SimpleClient;
 
 pub const PROTOCOL_TYPE: &str = "consumer";
 pub const ASSIGNOR: &str = "range";
@@ -137,7 +137,7 @@ impl Membership {
     async fn coordinator(&mut self, metadata: &mut MetadataClient) -> Result<&mut SimpleClient> {
         if self.client.is_none() {
             let addr = find_coordinator(metadata, &self.group_id).await?;
-            self.client = Some(SimpleClient::connect(&addr).await?);
+            self.client = Some(crate::connect::simple(&addr).await?);
             self.coordinator_addr = Some(addr);
         }
         Ok(self.client.as_mut().expect("connected above"))
@@ -150,7 +150,7 @@ impl Membership {
     {
         let version = self.versions.pick::<R>()?;
         let client = self.coordinator(metadata).await?;
-        let result = client.call(version, request).await;
+        let result = client.call(version, request).await.map_err(Error::from);
         if matches!(result, Err(Error::Io { .. } | Error::Closed(_))) {
             self.lose_coordinator();
         }

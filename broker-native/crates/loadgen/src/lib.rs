@@ -3,7 +3,7 @@
 
 pub mod batch;
 pub mod batch_reader;
-pub mod client;
+mod connect;
 pub mod consumer;
 mod engine_task;
 pub mod error;

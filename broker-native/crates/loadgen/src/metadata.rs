@@ -8,8 +8,8 @@ use kafka_protocol::messages::{ApiVersionsRequest, MetadataRequest, MetadataResp
 use kafka_protocol::protocol::{Message, Request, StrBytes};
 use uuid::Uuid;
 
-use crate::client::SimpleClient;
 use crate::error::{Error, Result};
+use kbench_client::SimpleClient;
 
 /// Error codes after which a client refreshes metadata and retries.
 pub fn is_retriable(code: i16) -> bool {
@@ -112,7 +112,7 @@ impl MetadataClient {
     }
 
     async fn handshake(addr: &str) -> Result<(SimpleClient, ApiVersions)> {
-        let mut client = SimpleClient::connect(addr).await?;
+        let mut client = crate::connect::simple(addr).await?;
         let request = ApiVersionsRequest::default()
             .with_client_software_name(StrBytes::from_static_str("kbench-native"))
             .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
@@ -143,7 +143,7 @@ impl MetadataClient {
     pub async fn call<R: Request + Message>(&mut self, request: &R) -> Result<R::Response> {
         let version = self.versions.pick::<R>()?;
         if let Some(client) = self.client.as_mut() {
-            match client.call(version, request).await {
+            match client.call(version, request).await.map_err(Error::from) {
                 Err(Error::Io { .. } | Error::Closed(_)) => {}
                 other => return other,
             }
@@ -154,7 +154,7 @@ impl MetadataClient {
             .client
             .as_mut()
             .ok_or_else(|| Error::NoBroker(self.bootstrap.clone()))?;
-        client.call(version, request).await
+        Ok(client.call(version, request).await?)
     }
 
     /// Brokers and partition leaders of `topics`, waiting up to `patience` for every partition of

@@ -13,17 +13,16 @@ use kafka_protocol::messages::{
     InitProducerIdRequest, ProduceRequest, ProduceResponse, ProducerId, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::batch::{BatchBuilder, Compression, ProducerFields};
-use crate::client::{decode_response, Connection, Response};
 use crate::engine_task::{EngineTask, Shared};
 use crate::error::{Error, Result};
 use crate::metadata::{is_retriable, ClusterMetadata, MetadataClient};
 use crate::partitioner::partition_for_key;
 use crate::payload::{now_micros, Rng, ValuePool};
 use crate::stats::{IntervalStats, SharedStats};
+use kbench_client::{decode_response, Connection, Pool, Response};
 
 /// Largest produce request we build (the Java client's default `max.request.size`).
 const MAX_REQUEST_BYTES: usize = 1 << 20;
@@ -285,11 +284,9 @@ struct Engine {
     /// Index in `partitions` of partition 0 of each topic.
     topic_base: Vec<usize>,
     partitions: Vec<PartitionState>,
-    connections: HashMap<i32, Connection>,
-    connection_nodes: HashMap<u64, i32>,
-    next_connection_id: u64,
-    responses_tx: mpsc::UnboundedSender<Response>,
-    responses: mpsc::UnboundedReceiver<Response>,
+    /// A pipelined connection per leader, up to `max_in_flight` requests awaiting answers each.
+    connections: Pool,
+    /// Produce requests awaiting an answer, by (connection, correlation id).
     in_flight: HashMap<(u64, i32), InFlight>,
     buffer_limit: usize,
     max_request_size: usize,
@@ -349,7 +346,7 @@ impl Engine {
             .iter()
             .map(|t| TopicName(StrBytes::from_string(t.name.clone())))
             .collect();
-        let (responses_tx, responses) = mpsc::unbounded_channel();
+        let connections = Pool::new(crate::connect::options(config.max_in_flight as usize));
         Engine {
             shared,
             metadata,
@@ -359,11 +356,7 @@ impl Engine {
             topic_names,
             topic_base,
             partitions,
-            connections: HashMap::new(),
-            connection_nodes: HashMap::new(),
-            next_connection_id: 1,
-            responses_tx,
-            responses,
+            connections,
             in_flight: HashMap::new(),
             buffer_limit,
             max_request_size: properties.max_request_size.unwrap_or(MAX_REQUEST_BYTES),
@@ -451,12 +444,10 @@ impl Engine {
             let wake = self.next_wakeup(generating, start, generate_until, stop_deadline);
             tokio::select! {
                 biased;
-                response = self.responses.recv() => {
-                    if let Some(response) = response {
-                        self.on_response(response);
-                        while let Ok(more) = self.responses.try_recv() {
-                            self.on_response(more);
-                        }
+                response = self.connections.recv() => {
+                    self.on_response(response);
+                    while let Some(more) = self.connections.try_recv() {
+                        self.on_response(more);
                     }
                 }
                 _ = self.shared.stop.notified() => {}
@@ -660,9 +651,9 @@ impl Engine {
         let linger = Duration::from_millis(u64::from(self.config.linger_ms));
         for node in leaders {
             loop {
-                let (acks, max_in_flight) = (self.config.acks, self.config.max_in_flight as usize);
+                let acks = self.config.acks;
                 let free = match self.connection(node).await {
-                    Some(c) => acks == 0 || c.in_flight() < max_in_flight,
+                    Some(c) => acks == 0 || c.has_room(),
                     None => false,
                 };
                 if !free {
@@ -719,27 +710,19 @@ impl Engine {
 
     /// The connection to `node`, connecting if needed; None (error counted) if unreachable.
     async fn connection(&mut self, node: i32) -> Option<&mut Connection> {
-        if !self.connections.contains_key(&node) {
+        let addr = self.cluster.leader_addr(node)?;
+        if self.connections.get(addr).is_none() {
             if self.retry_at.is_some_and(|t| Instant::now() < t) {
                 return None;
             }
-            let addr = self.cluster.leader_addr(node)?.to_string();
-            let id = self.next_connection_id;
-            self.next_connection_id += 1;
-            match Connection::connect(&addr, id, self.responses_tx.clone()).await {
-                Ok(c) => {
-                    self.connections.insert(node, c);
-                    self.connection_nodes.insert(id, node);
-                }
-                Err(e) => {
-                    self.stats().error(e.to_string());
-                    self.refresh_needed = true;
-                    self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
-                    return None;
-                }
+            if let Err(e) = self.connections.connect(addr).await {
+                self.shared.stats.error(e.to_string());
+                self.refresh_needed = true;
+                self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
+                return None;
             }
         }
-        self.connections.get_mut(&node)
+        self.connections.get(addr)
     }
 
     /// Sends one produce request; false (batches requeued) if the connection failed.
@@ -747,13 +730,17 @@ impl Engine {
         let request = self.produce_request(&batches);
         let acks = self.config.acks;
         let version = self.produce_version;
-        let Some(connection) = self.connections.get_mut(&node) else {
+        let connection = self
+            .cluster
+            .leader_addr(node)
+            .and_then(|a| self.connections.get(a));
+        let Some(connection) = connection else {
             self.requeue(batches);
             return false;
         };
+        let id = connection.id();
         match connection.send(version, &request, acks != 0).await {
             Ok((correlation_id, wire)) => {
-                let id = connection.id();
                 self.stats().add_wire_bytes(wire as u64);
                 if acks == 0 {
                     self.acked(batches, now_micros());
@@ -766,7 +753,7 @@ impl Engine {
             Err(e) => {
                 self.stats().error(e.to_string());
                 self.requeue(batches);
-                self.connection_lost(node);
+                self.connection_lost(id);
                 false
             }
         }
@@ -798,19 +785,18 @@ impl Engine {
             .with_topic_data(topics)
     }
 
-    fn connection_lost(&mut self, node: i32) {
-        if let Some(c) = self.connections.remove(&node) {
-            self.connection_nodes.remove(&c.id());
-            let lost: Vec<_> = self
-                .in_flight
-                .keys()
-                .filter(|(id, _)| *id == c.id())
-                .copied()
-                .collect();
-            for key in lost {
-                if let Some(f) = self.in_flight.remove(&key) {
-                    self.requeue(f.batches);
-                }
+    /// Closes connection `id` (if the pool has not already) and requeues what awaited it.
+    fn connection_lost(&mut self, id: u64) {
+        self.connections.remove(id);
+        let lost: Vec<_> = self
+            .in_flight
+            .keys()
+            .filter(|(c, _)| *c == id)
+            .copied()
+            .collect();
+        for key in lost {
+            if let Some(f) = self.in_flight.remove(&key) {
+                self.requeue(f.batches);
             }
         }
         self.refresh_needed = true;
@@ -824,21 +810,16 @@ impl Engine {
         }
     }
 
+    /// An answer from the pool (matched to its request there), or why a connection died.
     fn on_response(&mut self, response: Response) {
-        let Some(&node) = self.connection_nodes.get(&response.connection) else {
-            return; // from a connection already given up
-        };
         let frame = match response.frame {
             Ok(frame) => frame,
             Err(e) => {
                 self.stats().error(e.to_string());
-                self.connection_lost(node);
+                self.connection_lost(response.connection);
                 return;
             }
         };
-        if let Some(c) = self.connections.get_mut(&node) {
-            c.completed();
-        }
         let Some(in_flight) = self
             .in_flight
             .remove(&(response.connection, response.correlation_id))
@@ -851,7 +832,7 @@ impl Engine {
             Err(e) => {
                 self.stats().error(e.to_string());
                 self.requeue(in_flight.batches);
-                self.connection_lost(node);
+                self.connection_lost(response.connection);
                 return;
             }
         };
