@@ -6,13 +6,14 @@
 
 use super::replica::PartitionRole;
 use super::state::NodeInfo;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::pause::Pause;
 use crate::stats::ClusterStats;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_protocol::messages::{ApiKey, BrokerId, FetchRequest, FetchResponse, TopicName};
+use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use kbench_client::{Backoff, ConnectOptions, SimpleClient};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -23,6 +24,13 @@ const FETCH_VERSION: i16 = 12;
 const MAX_WAIT_MS: i32 = 500;
 const PARTITION_MAX_BYTES: i32 = 4 << 20;
 const RESPONSE_MAX_BYTES: i32 = 32 << 20;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// The wait after a failed connect to the leader (doubling while it keeps failing), and after
+/// a failed fetch before connecting again.
+const BACKOFF: Backoff = Backoff {
+    initial: Duration::from_millis(20),
+    max: Duration::from_millis(500),
+};
 
 #[derive(Debug, Clone)]
 pub struct FollowTarget {
@@ -47,7 +55,11 @@ pub struct Follower {
 
 /// Replicates from `leader` until `follow`'s sender is dropped.
 pub async fn run(me: Follower, leader: i32, mut follow: watch::Receiver<Follow>) {
-    let mut backoff = Duration::from_millis(20);
+    let options = ConnectOptions::new(StrBytes::from_string(format!("kbench-replica-{}", me.id)))
+        .with_connect_timeout(CONNECT_TIMEOUT)
+        .with_backoff(BACKOFF);
+    // The last wait after a failed connect, while connects keep failing.
+    let mut waited = None;
     loop {
         me.pause.wait().await;
         if follow.borrow_and_update().targets.is_empty() {
@@ -60,23 +72,21 @@ pub async fn run(me: Follower, leader: i32, mut follow: watch::Receiver<Follow>)
             tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
         };
-        let client_id = format!("kbench-replica-{}", me.id);
-        let mut conn = match super::client::Connection::connect(
-            &address.host,
-            address.port,
-            client_id,
-        )
-        .await
-        {
+        let addr = match address.host.contains(':') {
+            true => format!("[{}]:{}", address.host, address.port),
+            false => format!("{}:{}", address.host, address.port),
+        };
+        let mut conn = match SimpleClient::connect(&addr, &options).await {
             Ok(conn) => conn,
             Err(e) => {
                 tracing::debug!(leader, error = %e, "replica fetcher cannot connect");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_millis(500));
+                let wait = BACKOFF.next(waited);
+                waited = Some(wait);
+                tokio::time::sleep(wait).await;
                 continue;
             }
         };
-        backoff = Duration::from_millis(20);
+        waited = None;
         loop {
             me.pause.wait().await;
             let current = follow.borrow_and_update().targets.clone();
@@ -88,7 +98,7 @@ pub async fn run(me: Follower, leader: i32, mut follow: watch::Receiver<Follow>)
                 Ok(false) => tokio::time::sleep(Duration::from_millis(50)).await,
                 Err(e) => {
                     tracing::debug!(leader, error = %e, "replica fetch failed; reconnecting");
-                    tokio::time::sleep(backoff).await;
+                    tokio::time::sleep(BACKOFF.initial).await;
                     break;
                 }
             }
@@ -101,7 +111,7 @@ pub async fn run(me: Follower, leader: i32, mut follow: watch::Receiver<Follow>)
 /// metadata catches up.
 async fn fetch_once(
     me: &Follower,
-    conn: &mut super::client::Connection,
+    conn: &mut SimpleClient,
     targets: &[FollowTarget],
 ) -> Result<bool> {
     let mut request = FetchRequest::default();
@@ -133,10 +143,14 @@ async fn fetch_once(
     request.topics = topics;
     let response: FetchResponse = tokio::time::timeout(
         Duration::from_millis(MAX_WAIT_MS as u64 + 10_000),
-        conn.call(ApiKey::Fetch, FETCH_VERSION, &request),
+        conn.call(FETCH_VERSION, &request),
     )
     .await
-    .map_err(|_| crate::error::Error::Io(std::io::ErrorKind::TimedOut.into()))??;
+    .map_err(|_| Error::Io(std::io::ErrorKind::TimedOut.into()))?
+    .map_err(|e| match e {
+        kbench_client::Error::Io { source, .. } => Error::Io(source),
+        other => Error::Malformed(other.to_string()),
+    })?;
     if response.error_code != 0 {
         return Ok(false);
     }

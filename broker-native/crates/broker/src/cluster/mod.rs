@@ -6,14 +6,13 @@
 //! - `state`: the shared cluster metadata and heartbeats.
 //! - `controller`: replica assignment and leader election (pure).
 //! - `replica`: one node's role per partition, follower positions, HW.
-//! - `fetcher`: follower replication.
+//! - `fetcher`: follower replication (over kbench-client's one-call client).
 //! - `node`: a node's membership and upkeep.
 //!
 //! Cluster code works on the node's log alone; what a handler asks of the
 //! cluster goes through `crate::admin::ClusterAdmin`, and starting N nodes
 //! in one process is `crate::launcher`'s.
 
-pub mod client;
 pub mod controller;
 pub mod fetcher;
 pub mod node;
