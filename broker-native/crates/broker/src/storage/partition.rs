@@ -11,14 +11,13 @@
 
 use super::batch::{
     check_batch_sizes, set_base_offset, set_leader_epoch, split_and_validate,
-    stamp_log_append_time, Appended, BatchHeader,
+    stamp_log_append_time, Appended,
 };
-use super::epoch_cache::{LeaderEpochCache, CHECKPOINT_FILE};
+use super::epoch_cache::LeaderEpochCache;
 use super::file_cache::FileCache;
-use super::index::write_replacing;
-use super::producer_state::{self, snapshot_file_name, ProducerStateTable, Verdict};
+use super::producer_state::{self, ProducerStateTable, Verdict};
 use super::retention;
-use super::segment::{Recovery, Segment, DEFAULT_INDEX_INTERVAL};
+use super::segment::{Segment, DEFAULT_INDEX_INTERVAL};
 use super::shared::LogShared;
 use crate::clock::now_ms;
 use crate::config::FsyncPolicy;
@@ -27,15 +26,26 @@ use crate::stats::StorageStats;
 use crate::topic_config::{TimestampType, TopicConfig};
 use bytes::Bytes;
 use kafka_protocol::ResponseError;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::watch;
 
+/// Group commit and what each fsync policy asks of an append.
+mod durability;
+/// Opening the directory and recovering its tail.
+mod load;
+/// Idempotent producers' state and its snapshots.
+mod producers;
 /// High watermark, leader epochs, follower appends and truncation.
 mod replication;
+
+use durability::GroupCommit;
+use load::Loaded;
+pub use load::RecoveryReport;
+use producers::{remove_snapshots_past, Producers};
 
 /// A topic's configuration, shared by its partitions and changed at runtime
 /// (storage reads it each time it decides to roll or delete).
@@ -82,37 +92,6 @@ pub struct PartitionRead {
     pub log_start_offset: i64,
 }
 
-/// What opening a partition (or a whole log) found and did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RecoveryReport {
-    /// Partitions opened.
-    pub partitions: usize,
-    /// Partitions opened trusting a clean shutdown (no tail scan).
-    pub trusted: usize,
-    /// Segments whose every batch was read and checked.
-    pub scanned_segments: usize,
-    /// Bytes cut off torn or corrupt tails.
-    pub truncated_bytes: u64,
-    /// Index files rebuilt from the log.
-    pub rebuilt_indexes: usize,
-}
-
-impl RecoveryReport {
-    fn add_segment(&mut self, recovery: &Recovery) {
-        self.scanned_segments += usize::from(recovery.scanned);
-        self.truncated_bytes += recovery.truncated_bytes;
-        self.rebuilt_indexes += usize::from(recovery.rebuilt_index && !recovery.scanned);
-    }
-
-    pub fn merge(&mut self, other: &RecoveryReport) {
-        self.partitions += other.partitions;
-        self.trusted += other.trusted;
-        self.scanned_segments += other.scanned_segments;
-        self.truncated_bytes += other.truncated_bytes;
-        self.rebuilt_indexes += other.rebuilt_indexes;
-    }
-}
-
 /// What appends serialise on, and the leader epoch they stamp.
 #[derive(Debug)]
 struct AppendState {
@@ -125,25 +104,6 @@ struct AppendState {
     epoch_pending: bool,
     /// Whether `set_leader_epoch` was called.
     epoch_set: bool,
-}
-
-/// Idempotent producers' state and the snapshots of it on disk.
-#[derive(Debug, Default)]
-struct Producers {
-    table: ProducerStateTable,
-    /// Offsets of the snapshot files in the partition directory.
-    snapshots: BTreeSet<i64>,
-}
-
-/// Group commit (`FsyncPolicy::Batch`): offsets below `through` are on
-/// disk; one appender syncs at a time while the others wait for it.
-#[derive(Debug)]
-struct Durable {
-    through: i64,
-    syncing: bool,
-    /// Bumped by truncation, so a sync that raced it does not vouch for
-    /// offsets it never saw.
-    generation: u64,
 }
 
 #[derive(Debug)]
@@ -169,8 +129,7 @@ pub struct Partition {
     producers: Mutex<Producers>,
     /// Leader epochs and where they start; taken after `producers`.
     epochs: Mutex<LeaderEpochCache>,
-    durable: Mutex<Durable>,
-    durable_changed: Condvar,
+    durable: GroupCommit,
     recovery: RecoveryReport,
 }
 
@@ -197,79 +156,15 @@ impl Partition {
         shared: Arc<LogShared>,
         clean_shutdown: bool,
     ) -> Result<Partition> {
-        // A directory made just now has nothing to list (saves a read_dir
-        // per partition when creating many topics).
-        let fresh = match std::fs::create_dir(dir) {
-            Ok(()) => true,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
-            Err(_) => {
-                std::fs::create_dir_all(dir)?;
-                false
-            }
-        };
-        let mut bases: Vec<i64> = Vec::new();
-        let mut snapshots = BTreeSet::new();
-        let mut has_checkpoint = false;
-        if !fresh {
-            for entry in std::fs::read_dir(dir)? {
-                let Ok(name) = entry?.file_name().into_string() else {
-                    continue;
-                };
-                if let Some(base) = name.strip_suffix(".log").and_then(|b| b.parse().ok()) {
-                    bases.push(base);
-                } else if let Some(offset) =
-                    name.strip_suffix(".snapshot").and_then(|o| o.parse().ok())
-                {
-                    snapshots.insert(offset);
-                } else if name == CHECKPOINT_FILE {
-                    has_checkpoint = true;
-                }
-            }
-        }
-        bases.sort_unstable();
-        let mut report = RecoveryReport {
-            partitions: 1,
-            trusted: usize::from(clean_shutdown),
-            ..RecoveryReport::default()
-        };
-        let mut segments = BTreeMap::new();
-        for (i, base) in bases.iter().enumerate() {
-            let last = i + 1 == bases.len();
-            let (segment, recovery) = if last && clean_shutdown {
-                Segment::open_trusted(dir, *base, config.index_interval, config.files.clone())?
-            } else {
-                Segment::open(
-                    dir,
-                    *base,
-                    config.index_interval,
-                    last,
-                    config.files.clone(),
-                )?
-            };
-            if recovery.truncated_bytes > 0 {
-                tracing::warn!(
-                    dir = %dir.display(),
-                    truncated = recovery.truncated_bytes,
-                    "truncated a torn or corrupt log tail"
-                );
-            }
-            if recovery.rebuilt_index && !last {
-                tracing::warn!(segment = %segment.log_path().display(), "rebuilt a missing or bad index");
-            }
-            report.add_segment(&recovery);
-            segments.insert(*base, Arc::new(segment));
-        }
-        if segments.is_empty() {
-            let segment = Segment::create(dir, 0, config.index_interval, config.files.clone())?;
-            segments.insert(0, Arc::new(segment));
-        }
-        let log_start_offset = *segments.keys().next().expect("one segment");
-        let log_end = segments
-            .values()
-            .next_back()
-            .expect("one segment")
-            .next_offset();
-        let size: u64 = segments.values().map(|s| s.size()).sum();
+        let Loaded {
+            segments,
+            snapshots,
+            has_checkpoint,
+            report,
+            log_start_offset,
+            log_end,
+            size,
+        } = load::load(dir, &config, clean_shutdown)?;
         shared.total_size.fetch_add(size, Ordering::Relaxed);
 
         let mut epochs = if has_checkpoint {
@@ -306,12 +201,7 @@ impl Partition {
             shared,
             producers: Mutex::new(producers),
             epochs: Mutex::new(epochs),
-            durable: Mutex::new(Durable {
-                through: log_end,
-                syncing: false,
-                generation: 0,
-            }),
-            durable_changed: Condvar::new(),
+            durable: GroupCommit::new(log_end),
             recovery: report,
         })
     }
@@ -510,149 +400,6 @@ impl Partition {
         Ok(rolled)
     }
 
-    /// What the fsync policy asks of an append that wrote up to `next`
-    /// into `active`: nothing, a (group) sync, or a place in the interval
-    /// flusher's queue.
-    fn after_append(&self, policy: FsyncPolicy, active: &Arc<Segment>, next: i64) -> Result<()> {
-        match policy {
-            FsyncPolicy::None => Ok(()),
-            FsyncPolicy::Batch => self.sync_through(next),
-            FsyncPolicy::Interval(every) => {
-                // An interval too long to represent means never.
-                if let Some(at) = std::time::Instant::now().checked_add(every) {
-                    if active.mark_queued() {
-                        self.shared.flush_queue.push(at, active.clone());
-                    }
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// Returns once every offset below `next` is on disk. One caller at a
-    /// time syncs, everything written so far; callers whose offsets that
-    /// sync covered return without syncing (group commit).
-    pub fn sync_through(&self, next: i64) -> Result<()> {
-        let mut durable = self.durable.lock().expect("durable lock");
-        loop {
-            if durable.through >= next {
-                return Ok(());
-            }
-            if !durable.syncing {
-                break;
-            }
-            durable = self.durable_changed.wait(durable).expect("durable lock");
-        }
-        durable.syncing = true;
-        let (from, generation) = (durable.through, durable.generation);
-        drop(durable);
-        let target = self.log_end_offset();
-        let result = self.sync_segments_from(from);
-        let mut durable = self.durable.lock().expect("durable lock");
-        durable.syncing = false;
-        if result.is_ok() && durable.generation == generation {
-            durable.through = durable.through.max(target);
-        }
-        self.durable_changed.notify_all();
-        result
-    }
-
-    /// Syncs the segments that may hold offsets at or after `from`.
-    fn sync_segments_from(&self, from: i64) -> Result<()> {
-        let segments: Vec<Arc<Segment>> = {
-            let segments = self.segments.read().expect("segments lock");
-            let first = segments
-                .range(..=from)
-                .next_back()
-                .map_or(i64::MIN, |(base, _)| *base);
-            segments.range(first..).map(|(_, s)| s.clone()).collect()
-        };
-        for segment in segments {
-            segment.sync(&self.config.stats)?;
-        }
-        Ok(())
-    }
-
-    /// Idempotence checks for one payload (see `producer_state`), first
-    /// loading the state if this is the first idempotent batch since the
-    /// partition was opened.
-    fn check_producers(
-        &self,
-        producers: &mut Producers,
-        records: &[u8],
-        batches: &[(usize, BatchHeader)],
-    ) -> Result<Verdict> {
-        let batches = producer_state::with_bytes(records, batches);
-        if !producers.table.is_loaded() && producer_state::any_idempotent(&batches) {
-            self.load_producers(producers)?;
-        }
-        producers.table.check(&batches)
-    }
-
-    /// Loads the producer state: the newest snapshot at or below the log
-    /// end (a damaged one is removed and the next older tried), then the
-    /// batches from there to the log end. Callers hold `append_lock`.
-    fn load_producers(&self, producers: &mut Producers) -> Result<()> {
-        if producers.table.is_loaded() {
-            return Ok(());
-        }
-        let log_end = self.log_end_offset();
-        let log_start = self.log_start_offset();
-        let mut table = ProducerStateTable::default();
-        let mut from = log_start;
-        let candidates: Vec<i64> = producers
-            .snapshots
-            .range(..=log_end)
-            .rev()
-            .copied()
-            .collect();
-        for offset in candidates {
-            let path = self.dir.join(snapshot_file_name(offset));
-            let loaded = std::fs::read(&path)
-                .ok()
-                .and_then(|bytes| ProducerStateTable::decode_snapshot(&bytes, offset));
-            if let Some(snapshot) = loaded {
-                table = snapshot;
-                from = offset.max(log_start);
-                break;
-            }
-            tracing::warn!(path = %path.display(), "removing an unreadable producer-state snapshot");
-            let _ = std::fs::remove_file(&path);
-            producers.snapshots.remove(&offset);
-        }
-        producer_state::rebuild(&mut table, from, log_end, |offset| {
-            self.read_range(offset, 1 << 20, true, log_end)
-        })?;
-        producers.table = table;
-        Ok(())
-    }
-
-    /// Writes the producer state as a snapshot at the log end (loading it
-    /// first if need be), unless one is there already, and removes the
-    /// older snapshots inside the active segment (those at segment bases
-    /// stay, for truncation). Callers hold `append_lock`.
-    fn snapshot_producers(&self, producers: &mut Producers) -> Result<()> {
-        let log_end = self.log_end_offset();
-        if producers.snapshots.contains(&log_end) {
-            return Ok(());
-        }
-        self.load_producers(producers)?;
-        let bytes = producers.table.encode_snapshot(log_end);
-        write_replacing(&self.dir.join(snapshot_file_name(log_end)), &bytes)?;
-        producers.snapshots.insert(log_end);
-        let active_base = self.active().base_offset();
-        let superseded: Vec<i64> = producers
-            .snapshots
-            .range((Bound::Excluded(active_base), Bound::Excluded(log_end)))
-            .copied()
-            .collect();
-        for offset in superseded {
-            let _ = std::fs::remove_file(self.dir.join(snapshot_file_name(offset)));
-            producers.snapshots.remove(&offset);
-        }
-        Ok(())
-    }
-
     /// Whole batches from `offset`, up to `max_bytes` (see
     /// `Segment::read`), for consumers: only batches wholly below the high
     /// watermark. An offset past the log end or below the log start is
@@ -769,11 +516,7 @@ impl Partition {
         if !doomed.is_empty() {
             let log_start = self.log_start_offset();
             let mut producers = self.producers.lock().expect("producers lock");
-            let below: Vec<i64> = producers.snapshots.range(..log_start).copied().collect();
-            for offset in below {
-                let _ = std::fs::remove_file(self.dir.join(snapshot_file_name(offset)));
-                producers.snapshots.remove(&offset);
-            }
+            producers.remove_snapshots_below(&self.dir, log_start);
         }
         Ok(doomed.len())
     }
@@ -837,23 +580,6 @@ impl Partition {
     }
 }
 
-/// Removes snapshot files (and their entries) above `log_end`.
-fn remove_snapshots_past(dir: &Path, snapshots: &mut BTreeSet<i64>, log_end: i64) {
-    let past: Vec<i64> = snapshots
-        .range((Bound::Excluded(log_end), Bound::Unbounded))
-        .copied()
-        .collect();
-    for offset in past {
-        let path = dir.join(snapshot_file_name(offset));
-        if let Err(e) = std::fs::remove_file(&path) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                tracing::warn!(path = %path.display(), error = %e, "could not remove a producer-state snapshot");
-            }
-        }
-        snapshots.remove(&offset);
-    }
-}
-
 fn out_of_range(offset: i64, log_start: i64, log_end: i64) -> Error {
     Error::kafka(
         ResponseError::OffsetOutOfRange,
@@ -866,6 +592,7 @@ mod tests {
     use super::super::batch::test_support::batch;
     use super::super::time_index::test_support::batch_at;
     use super::*;
+    use crate::storage::producer_state::snapshot_file_name;
 
     fn open_with(dir: &Path, topic_config: TopicConfig) -> Partition {
         Partition::open(
@@ -1163,7 +890,7 @@ mod tests {
             }
         });
         assert_eq!(fsyncs(&partition), 1);
-        assert!(partition.durable.lock().unwrap().through >= 4);
+        assert!(partition.durable.through() >= 4);
     }
 
     #[test]

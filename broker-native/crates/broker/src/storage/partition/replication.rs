@@ -3,7 +3,8 @@
 //! in the epoch cache, appends of the leader's batches as they are, reads
 //! up to the log end for followers, and truncation of a diverging tail.
 
-use super::{out_of_range, remove_snapshots_past, Appended, Partition, PartitionRead};
+use super::producers::remove_snapshots_past;
+use super::{out_of_range, Appended, Partition, PartitionRead};
 use crate::error::{Error, Result};
 use crate::storage::batch::split_and_validate;
 use crate::storage::producer_state;
@@ -290,11 +291,7 @@ impl Partition {
         }
         producers.table.reset();
         remove_snapshots_past(&self.dir, &mut producers.snapshots, log_end);
-        {
-            let mut durable = self.durable.lock().expect("durable lock");
-            durable.through = durable.through.min(log_end);
-            durable.generation += 1;
-        }
+        self.durable.truncated(log_end);
         tracing::info!(dir = %self.dir.display(), log_end, removed_segments = doomed.len(), "truncated");
         Ok(())
     }
