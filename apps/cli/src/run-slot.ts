@@ -1,4 +1,5 @@
 // The CLI's side of the run slot (one run at a time on a machine, see @kbench/history's run-slot.ts).
+import { withRunSlot as withSlot } from '@kbench/app';
 import { RunSlot, RunSlotBusyError, type SlotHold } from '@kbench/history';
 import { UsageError } from './usage.js';
 
@@ -16,16 +17,10 @@ export async function withRunSlot<T>(
   concurrent: boolean,
   work: (slot: SlotHold) => Promise<T>,
 ): Promise<T> {
-  let slot: SlotHold;
   try {
-    slot = new RunSlot().take({ ...claim, stopsOnSigint: true }, { concurrent });
+    return await withSlot(new RunSlot(), { ...claim, stopsOnSigint: true }, concurrent, work);
   } catch (err) {
     if (err instanceof RunSlotBusyError) throw new UsageError(`${err.message}; ${OVERRIDE_HINT}`);
     throw err;
-  }
-  try {
-    return await work(slot);
-  } finally {
-    slot.release();
   }
 }

@@ -1,24 +1,31 @@
 // `kbench reproduce <folder>|--all`: runs a published write-up's scenarios like `kbench run`
 // (stored in the history) and writes a Markdown report beside our charts, one per folder.
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import {
+  judge,
+  measuredRun,
+  type PlannedExperiment,
+  PUBLISHED_FILE,
+  planExperiment,
+  readPublished as readPublishedFile,
+  ScenarioReadError,
+} from '@kbench/app';
 import { type ChartSpec, compareCharts, renderSvg, runCharts } from '@kbench/charts';
-import { captureEnvironment, runnablePlans } from '@kbench/engine';
+import { captureEnvironment } from '@kbench/engine';
 import { History, type SlotHold } from '@kbench/history';
 import {
   concurrentWarning,
   describeQuick,
   didYouMean,
   type Experiment,
-  evaluateRule,
   type MeasuredRun,
   metricLabel,
   metricValue,
   type Published,
   PublishedError,
-  parsePublished,
   parseScenario,
   type RunRecord,
   reproductionTag,
@@ -32,9 +39,8 @@ import { defaultScenariosDir } from '../paths.js';
 import { withRunSlot } from '../run-slot.js';
 import { scenarioLibraries } from '../scenario-file.js';
 import { UsageError } from '../usage.js';
-import { interrupted, loadScenario, runPlans } from './run.js';
+import { interrupted, runPlans } from './run.js';
 
-const PUBLISHED_FILE = 'published.yaml';
 const INTERRUPTED = 'the reproduction was stopped (Ctrl-C) before this experiment ran';
 
 interface ExperimentResult {
@@ -46,10 +52,10 @@ interface ExperimentResult {
 }
 
 /** Each experiment's verdicts, judged on the runs of the whole folder. */
-function judge(results: ExperimentResult[]): Verdict[][] {
-  const allRuns = results.flatMap((r) => r.runs.map((x) => x.measured));
-  return results.map((r) =>
-    r.experiment.checks.map((rule) => evaluateRule(rule, r.experiment.scenario, allRuns)),
+function verdictsOf(results: ExperimentResult[]): Verdict[][] {
+  return judge(
+    results.map((r) => r.experiment),
+    results.flatMap((r) => r.runs.map((x) => x.measured)),
   );
 }
 
@@ -106,7 +112,7 @@ export async function reproduceCommand(argv: string[]): Promise<number> {
         interrupted() && !quick && values.out === undefined
           ? await mkdtemp(path.join(os.tmpdir(), 'kbench-reproduce-'))
           : outDir;
-      const verdicts = judge(results);
+      const verdicts = verdictsOf(results);
       const file = await writeReport(dir, folder, published[i] as Published, results, verdicts, quick);
       process.stdout.write(
         `report: ${file}\n${verdictSummary(path.basename(folder), results, verdicts, quick)}`,
@@ -153,7 +159,7 @@ function resolveFolder(arg: string): string {
 async function readPublished(folder: string): Promise<Published> {
   const file = path.join(folder, PUBLISHED_FILE);
   try {
-    const published = parsePublished(await readFile(file, 'utf8'), file);
+    const published = await readPublishedFile(folder, file);
     for (const e of published.experiments) {
       if (!existsSync(path.join(folder, e.scenario)))
         throw new PublishedError(
@@ -175,8 +181,15 @@ async function runExperiment(
   tag: string,
 ): Promise<ExperimentResult> {
   const file = path.join(folder, experiment.scenario);
-  const scenario = await loadScenario(file, { quick });
-  const { runnable, notRun } = runnablePlans(scenario);
+  let planned: PlannedExperiment;
+  try {
+    planned = await planExperiment(folder, experiment, { quick });
+  } catch (err) {
+    if (err instanceof ScenarioReadError) throw new UsageError(err.message);
+    throw err;
+  }
+  const { runnable, notRun } = planned;
+  const scenario = planned.scenario as Scenario;
   // After Ctrl-C the experiments left are listed as not run, and the report says so.
   if (interrupted()) return { experiment, scenario, notRun: [INTERRUPTED], runs: [] };
   process.stderr.write(`\n== ${path.basename(folder)}: ${experiment.title} (${experiment.scenario})\n`);
@@ -195,12 +208,7 @@ async function runExperiment(
   const runs = await Promise.all(
     records.map(async (record, i) => ({
       record,
-      measured: {
-        file: experiment.scenario,
-        sweepValue: runnable[i]?.value,
-        summary: record.summary,
-        samples: await history.getSamples(record.id),
-      },
+      measured: measuredRun(experiment, record, runnable[i]?.value, await history.getSamples(record.id)),
     })),
   );
   return { experiment, scenario, notRun, runs };

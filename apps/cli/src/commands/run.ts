@@ -1,27 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  assertSupported,
-  type LiveRun,
-  newRunId,
-  planRun,
-  type RunPlan,
-  startRecordedRun,
-} from '@kbench/engine';
+import { loadScenarioFile, runSeries, type ScenarioOverrides, ScenarioReadError } from '@kbench/app';
+import { assertSupported, type LiveRun, planRun, type RunPlan } from '@kbench/engine';
 import { History, type SlotHold } from '@kbench/history';
-import {
-  applySet,
-  concurrentWarning,
-  expandSweep,
-  fileErrorText,
-  parseScenario,
-  quickVersion,
-  type RunRecord,
-  readScenarioText,
-  resolvePayloadFile,
-  type Scenario,
-  setKnob,
-} from '@kbench/schema';
+import { concurrentWarning, expandSweep, parseScenario, type RunRecord, type Scenario } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { faultsText, fmtNumber, propertiesText, runHeader, summaryText, table } from '../format.js';
 import { ProgressLine } from '../progress.js';
@@ -30,27 +11,14 @@ import { resolveScenarioFile } from '../scenario-file.js';
 import { UsageError } from '../usage.js';
 import { comparisonText } from './compare.js';
 
-/** Reads a scenario file and applies --set, --target, --keep-topics and --quick, validating the result. */
-export async function loadScenario(
-  file: string,
-  opts: { set?: string[]; target?: string; quick?: boolean; keepTopics?: boolean },
-): Promise<Scenario> {
-  file = resolveScenarioFile(file);
-  let text: string;
+/** Reads a scenario file (a path or a library name) with --set, --target, --keep-topics and --quick, validated. */
+export async function loadScenario(file: string, overrides: ScenarioOverrides): Promise<Scenario> {
   try {
-    text = await readFile(file, 'utf8');
+    return await loadScenarioFile(resolveScenarioFile(file), overrides);
   } catch (err) {
-    throw new UsageError(`cannot read scenario ${file}: ${fileErrorText(err)}`);
+    if (err instanceof ScenarioReadError) throw new UsageError(err.message);
+    throw err;
   }
-  let raw = resolvePayloadFile(readScenarioText(text, file), path.resolve(file)) as Record<string, unknown>;
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
-    raw = raw as unknown as Record<string, unknown>;
-  for (const assignment of opts.set ?? []) raw = applySet(raw, assignment);
-  if (opts.target !== undefined) raw = setKnob(raw, 'target', opts.target);
-  if (opts.keepTopics) raw = setKnob(raw, 'topics.keep', true);
-  const parsed = parseScenario(raw, file);
-  if (!opts.quick) return parsed;
-  return parseScenario(quickVersion(raw, parsed), file);
 }
 
 /** `kbench sweep`: `run` for a scenario that must have a sweep (a series of runs). */
@@ -256,9 +224,9 @@ export function interrupted(): boolean {
 }
 
 /**
- * Runs resolved scenarios one after another with a progress line each, each named in the run slot
- * the caller holds; Ctrl-C (or SIGINT from the workbench's Stop) stops cleanly. With `endOnFailure`,
- * the series ends at the first run that does not complete.
+ * Runs resolved scenarios one after another (@kbench/app's runSeries) with a progress line each,
+ * each named in the run slot the caller holds; Ctrl-C (or SIGINT from the workbench's Stop) stops
+ * cleanly. With `endOnFailure`, the series ends at the first run that does not complete.
  */
 export async function runPlans(
   plans: Scenario[],
@@ -268,13 +236,13 @@ export async function runPlans(
     endOnFailure = false,
     slot,
     tags = [],
-    ...options
+    maxRate,
   }: { maxRate?: number; endOnFailure?: boolean; slot: SlotHold; tags?: string[] },
 ): Promise<RunRecord[]> {
   const history = await History.open();
-  const results: RunRecord[] = [];
   // Installed before the slot names a run, so a signal sent to the pid it names always stops cleanly.
   let current: LiveRun | null = null;
+  let progress: ProgressLine | null = null;
   const onSignal = () => {
     if (interruptedBySignal) process.exit(130);
     interruptedBySignal = true;
@@ -284,52 +252,55 @@ export async function runPlans(
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    for (const [i, plan] of plans.entries()) {
-      if (interruptedBySignal) break;
-      if (plans.length > 1)
-        process.stderr.write(
-          `\n${plan.sweep === undefined && plans.every((p) => p.name === plan.name) ? 'target' : 'sweep'} ${i + 1}/${plans.length}: ${plan.name} -> ${plan.target}\n`,
-        );
-      const id = newRunId();
-      const others = slot.startRun(id, plan.name);
-      let run: LiveRun;
-      try {
-        run = await startRecordedRun(plan, { history, source, id, concurrentWith: others, ...options });
-      } catch (err) {
-        slot.endRun();
-        throw err;
-      }
-      current = run;
-      // Tagged at once, as the workbench tags its series, so a page listing them sees it while it runs.
-      if (tags.length > 0) await history.setTags(run.id, tags);
-      if (interruptedBySignal) run.stop();
-      process.stderr.write(`run ${run.id}: ${plan.name} -> ${plan.target} (history: ${history.path})\n`);
-      if (others.length > 0) process.stderr.write(`warning: this run ${concurrentWarning(others)}\n`);
-      const progress = new ProgressLine();
-      run.on('sample', (s) => progress.sample(s));
-      run.on('progress', (p) => progress.update(p));
-      run.on('log', ({ level, message }: { level: string; message: string }) => {
-        if (level === 'info' || process.env.KBENCH_DEBUG) progress.note(message);
-      });
-      const record = await run.done;
-      current = null;
-      slot.endRun();
-      progress.end();
-      results.push(record);
-      if (!json)
-        process.stdout.write(
-          `\n${runHeader(record)}\n\n${summaryText(record.summary)}${faultsText(record.faults)}\n`,
-        );
-      if (endOnFailure && record.status !== 'completed' && i + 1 < plans.length) {
-        process.stderr.write(`\nthe sweep ended at run ${i + 1} of ${plans.length} (${record.status})\n`);
-        break;
-      }
-    }
+    const outcome = await runSeries(
+      plans.map((scenario) => ({ scenario, source, tags })),
+      {
+        history,
+        hold: slot,
+        endOnFailure,
+        ...(maxRate === undefined ? {} : { maxRate }),
+        interrupted: () => interruptedBySignal,
+        beforeRun: ({ scenario: plan }, i) => {
+          if (plans.length > 1)
+            process.stderr.write(
+              `\n${plan.sweep === undefined && plans.every((p) => p.name === plan.name) ? 'target' : 'sweep'} ${i + 1}/${plans.length}: ${plan.name} -> ${plan.target}\n`,
+            );
+        },
+        onStart: (run, _i, others) => {
+          current = run;
+          if (interruptedBySignal) run.stop();
+          process.stderr.write(
+            `run ${run.id}: ${run.scenario.name} -> ${run.scenario.target} (history: ${history.path})\n`,
+          );
+          if (others.length > 0) process.stderr.write(`warning: this run ${concurrentWarning(others)}\n`);
+          const line = new ProgressLine();
+          progress = line;
+          run.on('sample', (s) => line.sample(s));
+          run.on('progress', (p) => line.update(p));
+          run.on('log', ({ level, message }: { level: string; message: string }) => {
+            if (level === 'info' || process.env.KBENCH_DEBUG) line.note(message);
+          });
+        },
+        onEnd: (record) => {
+          current = null;
+          progress?.end();
+          if (!json)
+            process.stdout.write(
+              `\n${runHeader(record)}\n\n${summaryText(record.summary)}${faultsText(record.faults)}\n`,
+            );
+        },
+      },
+    );
+    const ended = outcome.endedAt;
+    if (endOnFailure && ended)
+      process.stderr.write(
+        `\nthe sweep ended at run ${ended.index + 1} of ${plans.length} (${ended.status})\n`,
+      );
+    return outcome.records;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-  return results;
 }
 
 /** `kbench rerun <id>`: the stored, fully resolved scenario of a run, run again exactly. */

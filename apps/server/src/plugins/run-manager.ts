@@ -1,5 +1,6 @@
 // Keeps the runs this process started and hands their live events to whoever listens.
 import { dirname } from 'node:path';
+import { runSeries, type SeriesItem, withRunSlot } from '@kbench/app';
 import type { LiveRun, Progress } from '@kbench/engine';
 import type { ProfileStore } from '@kbench/engine/profiles';
 import {
@@ -18,13 +19,6 @@ export interface RunListener {
   sample(sample: Sample): void;
   progress(progress: Progress): void;
   end(record: RunRecord): void;
-}
-
-/** One run of a series: its scenario, where it came from, and the tags its stored run gets. */
-export interface SeriesItem {
-  scenario: Scenario;
-  source: string | null;
-  tags?: string[];
 }
 
 /** Runs the server runs one after another: a reproduction, or a sweep's points. */
@@ -57,12 +51,15 @@ export interface RunOwner {
   reason: string | null;
 }
 
+/** A busy run slot as the API answers it: 409, naming the run that holds it. */
+function busy(err: RunSlotBusyError): HttpError {
+  return new HttpError(409, `${err.message}; ${OVERRIDE_HINT}`);
+}
+
 export class RunManager {
   private readonly live = new Map<string, LiveRun>();
   private readonly sweeps = new Map<string, Sweep>();
-  /** The slot hold of each run started alone here, by run id. */
-  private readonly holds = new Map<string, SlotHold>();
-  /** The series under way, each holding the run slot between its runs too. */
+  /** The series under way (a run alone is a series of one), each holding the run slot between its runs too. */
   private readonly seriesHolds = new Map<Series, SlotHold>();
   /** Set once the server is closing: a series must not start its next run then. */
   private closing = false;
@@ -77,61 +74,16 @@ export class RunManager {
   }
 
   /**
-   * Takes the run slot (a 409 naming the run that holds it when busy), or with `concurrent` runs
-   * beside it. Taken synchronously, so two quick clicks cannot both get it.
-   */
-  private take(name: string, concurrent: boolean): SlotHold {
-    if (this.closing) throw new HttpError(409, 'the server is shutting down');
-    try {
-      // The server's runs are stopped through its own API: a SIGINT would close the whole workbench.
-      return this.slot.take({ name, command: 'kbench serve', stopsOnSigint: false }, { concurrent });
-    } catch (err) {
-      if (err instanceof RunSlotBusyError) throw new HttpError(409, `${err.message}; ${OVERRIDE_HINT}`);
-      throw err;
-    }
-  }
-
-  /**
    * Starts a run; one at a time on this machine, because two benchmarks on one machine measure each
    * other. With `concurrent` it runs beside whatever is going, and the runs record each other.
    */
   async start(
     scenario: Scenario,
     source: string | null,
-    opts: { tags?: string[]; series?: Series; concurrent?: boolean } = {},
+    opts: { tags?: string[]; concurrent?: boolean } = {},
   ): Promise<LiveRun> {
-    if (this.closing) throw new HttpError(409, 'the server is shutting down');
-    const seriesHold = opts.series ? this.seriesHolds.get(opts.series) : undefined;
-    const hold = seriesHold ?? this.take(scenario.name, opts.concurrent ?? false);
-    // A series keeps the slot after each run; a run alone gives it back.
-    const free = () => (seriesHold ? hold.endRun() : hold.release());
-    let run: LiveRun;
-    try {
-      // Loaded on first use: the engine brings the native broker, which browsing the history does not need.
-      const { newRunId, startRecordedRun } = await import('@kbench/engine');
-      const id = newRunId();
-      const others = hold.startRun(id, scenario.name);
-      run = await startRecordedRun(scenario, {
-        history: this.history,
-        source,
-        profiles: this.profiles,
-        id,
-        concurrentWith: others,
-      });
-    } catch (err) {
-      free();
-      throw err;
-    }
-    this.live.set(run.id, run);
-    if (!seriesHold) this.holds.set(run.id, hold);
-    void run.done.finally(() => {
-      this.live.delete(run.id);
-      this.holds.delete(run.id);
-      free();
-    });
-    // The engine stores a run untagged; the tags follow at once, before anyone is told its id.
-    if (opts.tags && opts.tags.length > 0) await this.history.setTags(run.id, opts.tags);
-    return run;
+    const item: SeriesItem = { scenario, source, ...(opts.tags ? { tags: opts.tags } : {}) };
+    return (await this.startSeries([item], opts.concurrent ? { concurrent: true } : {})).first;
   }
 
   /**
@@ -158,10 +110,11 @@ export class RunManager {
   }
 
   /**
-   * Runs the items one after another, each stored with its tags, ending at a stopped run (someone
-   * pressed Stop) and, with `endOnFailure`, at a failed one too. Resolves once the first run has
-   * started; the series keeps the run slot until it ends, so no other run slips in between two of
-   * its runs.
+   * Runs the items one after another (@kbench/app's runSeries), each stored with its tags, ending at
+   * a stopped run (someone pressed Stop) and, with `endOnFailure`, at a failed one too. Takes the run
+   * slot (a 409 naming the run that holds it when busy), or with `concurrent` runs beside it; taken
+   * synchronously, so two quick clicks cannot both get it. Resolves once the first run has started;
+   * the series keeps the slot until it ends, so no other run slips in between two of its runs.
    */
   async startSeries(
     items: SeriesItem[],
@@ -172,43 +125,58 @@ export class RunManager {
       concurrent?: boolean;
     } = {},
   ): Promise<{ first: LiveRun; series: Series }> {
+    if (this.closing) throw new HttpError(409, 'the server is shutting down');
     const series: Series = opts.series ?? { total: items.length, ids: [], finished: false, error: null };
-    const hold = this.take((items[0] as SeriesItem).scenario.name, opts.concurrent ?? false);
-    this.seriesHolds.set(series, hold);
-    const release = () => {
-      this.seriesHolds.delete(series);
-      hold.release();
+    let started: (run: LiveRun) => void = () => {};
+    let notStarted: (err: unknown) => void = () => {};
+    const first = new Promise<LiveRun>((resolve, reject) => {
+      started = resolve;
+      notStarted = reject;
+    });
+    // The server's runs are stopped through its own API: a SIGINT would close the whole workbench.
+    const claim = {
+      name: (items[0] as SeriesItem).scenario.name,
+      command: 'kbench serve',
+      stopsOnSigint: false,
     };
-    const startItem = (item: SeriesItem) =>
-      this.start(item.scenario, item.source, { series, ...(item.tags ? { tags: item.tags } : {}) });
-    let first: LiveRun;
-    try {
-      first = await startItem(items[0] as SeriesItem);
-    } catch (err) {
-      release();
-      throw err;
-    }
-    const end = (error: string | null = null) => {
+    const done = withRunSlot(this.slot, claim, opts.concurrent ?? false, async (hold) => {
+      this.seriesHolds.set(series, hold);
+      try {
+        return await runSeries(items, {
+          history: this.history,
+          hold,
+          profiles: this.profiles,
+          ...(opts.endOnFailure ? { endOnFailure: true } : {}),
+          interrupted: () => this.closing,
+          onStart: (run) => {
+            this.live.set(run.id, run);
+            void run.done.finally(() => this.live.delete(run.id));
+            series.ids.push(run.id);
+            opts.onRun?.(run.id);
+            started(run);
+          },
+        });
+      } finally {
+        this.seriesHolds.delete(series);
+      }
+    });
+    const end = (error: string | null) => {
       series.finished = true;
       series.error = error;
-      release();
     };
-    const follow = async (run: LiveRun, index: number): Promise<void> => {
-      series.ids.push(run.id);
-      opts.onRun?.(run.id);
-      const record = await run.done;
-      const next = items[index + 1];
-      if (!next) return end();
-      if (record.status === 'stopped' || (opts.endOnFailure && record.status !== 'completed'))
-        return end(`${record.status} at run ${index + 1} of ${items.length}`);
-      try {
-        await follow(await startItem(next), index + 1);
-      } catch (err) {
-        end(`run ${index + 2} of ${items.length} could not start: ${(err as Error).message}`);
-      }
+    const cannotStart = (index: number, err: unknown) => {
+      if (index === 0) notStarted(err instanceof RunSlotBusyError ? busy(err) : err);
+      else end(`run ${index + 1} of ${items.length} could not start: ${(err as Error).message}`);
     };
-    void follow(first, 0);
-    return { first, series };
+    void done.then(
+      ({ endedAt, interruptedAt }) => {
+        if (endedAt) end(`${endedAt.status} at run ${endedAt.index + 1} of ${items.length}`);
+        else if (interruptedAt === null) end(null);
+        else cannotStart(interruptedAt, new HttpError(409, 'the server is shutting down'));
+      },
+      (err: unknown) => cannotStart(series.ids.length, err),
+    );
+    return { first: await first, series };
   }
 
   /** The sweep a run belongs to, if any. */
@@ -222,7 +190,7 @@ export class RunManager {
 
   /** Who runs a run: this server, another kbench process the run slot names, or nobody here. */
   owner(id: string, status: string): RunOwner {
-    const here = this.holds.get(id) ?? [...this.seriesHolds.values()].find((h) => h.current.runId === id);
+    const here = [...this.seriesHolds.values()].find((h) => h.current.runId === id);
     if (this.live.has(id))
       return {
         id,

@@ -1,6 +1,7 @@
 // The scenario files on disk: listed recursively, read only from inside their folder.
 import { mkdir, readdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { PUBLISHED_FILE } from '@kbench/app';
 import {
   checkScenario,
   readScenarioText,
@@ -14,8 +15,6 @@ import fp from 'fastify-plugin';
 import { HttpError, invalidScenario } from '../http-error.js';
 
 const SCENARIO_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
-/** A write-up's figures and direction rules, beside its scenarios (see `kbench reproduce`). */
-export const PUBLISHED_FILE = 'published.yaml';
 /** Paths of scenarios from the user's own folder start with this, to keep them apart from the library's. */
 export const USER_PREFIX = 'user/';
 

@@ -1,21 +1,22 @@
 // Reproductions from the browser: a write-up folder (scenarios plus a published.yaml) run as one
 // series, every run tagged with the reproduction's tag, and its results judged by the folder's rules,
 // as `kbench reproduce` judges them.
-import { readFile } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import {
+  judge,
+  measuredRun,
+  type PlannedExperiment,
+  PUBLISHED_FILE,
+  planWriteUp,
+  readPublished as readPublishedFile,
+  type SeriesItem,
+} from '@kbench/app';
 import { describeHolder, type SlotHolder } from '@kbench/history';
 import {
-  checkScenario,
-  type Experiment,
   estimateReproduction,
   estimateRunSeconds,
-  evaluateRule,
-  type MeasuredRun,
   metricValue,
   type Published,
-  parsePublished,
   parseReproductionTag,
-  quickVersion,
   type ReproductionEstimates,
   type ReproductionExperimentInfo,
   type ReproductionInfo,
@@ -24,17 +25,13 @@ import {
   type ReproductionRun,
   type ReproductionStarted,
   type RunListItem,
-  readScenarioText,
   reproductionTag,
-  resolvePayloadFile,
-  type Scenario,
   ScenarioError,
-  type ScenarioIssue,
 } from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, invalidScenario } from '../http-error.js';
-import type { Series, SeriesItem } from '../plugins/run-manager.js';
-import { PUBLISHED_FILE, type WriteUpFolder } from '../plugins/scenario-library.js';
+import type { Series } from '../plugins/run-manager.js';
+import type { WriteUpFolder } from '../plugins/scenario-library.js';
 import { errorResponses } from '../schemas.js';
 
 const text = { type: 'string' } as const;
@@ -172,16 +169,6 @@ const reproductionResults = {
 const folderField = { type: 'string', minLength: 1, maxLength: 200 } as const;
 const tagField = { type: 'string', minLength: 1, maxLength: 300 } as const;
 
-/** One experiment, loaded (shortened for a quick reproduction) and split into what can run and what not. */
-interface Planned {
-  experiment: Experiment;
-  /** Where its scenario file is; the runs' source. */
-  source: string;
-  scenario: Scenario | null;
-  notRun: string[];
-  runnable: Scenario[];
-}
-
 /** Seconds each run of a series should take, in order (null: not known ahead). */
 type RunEstimates = (number | null)[];
 
@@ -201,34 +188,8 @@ function remainingSeconds(each: RunEstimates, started: number, elapsed: number |
 const total = (each: RunEstimates): number | null =>
   each.some((s) => s === null) ? null : Math.round(each.reduce<number>((sum, s) => sum + (s ?? 0), 0));
 
-const issueText = (issues: ScenarioIssue[]) => issues.map((i) => `${i.path}: ${i.message}`).join('; ');
-
-async function readPublished(wu: WriteUpFolder): Promise<Published> {
-  const file = join(wu.dir, PUBLISHED_FILE);
-  return parsePublished(await readFile(file, 'utf8'), `${wu.folder}/${PUBLISHED_FILE}`);
-}
-
-async function loadExperimentScenario(
-  source: string,
-  name: string,
-  quick: boolean,
-): Promise<{ scenario: Scenario } | { problem: string }> {
-  let raw: unknown;
-  try {
-    raw = resolvePayloadFile(readScenarioText(await readFile(source, 'utf8'), name), source);
-  } catch (err) {
-    if (err instanceof ScenarioError) return { problem: `invalid scenario: ${issueText(err.issues)}` };
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code) return { problem: `cannot read ${name}: ${code}` };
-    throw err;
-  }
-  const checked = checkScenario(raw);
-  if (!checked.ok) return { problem: `invalid scenario: ${issueText(checked.issues)}` };
-  if (!quick) return { scenario: checked.scenario };
-  const short = checkScenario(quickVersion(raw as Record<string, unknown>, checked.scenario));
-  return short.ok
-    ? { scenario: short.scenario }
-    : { problem: `invalid when shortened: ${issueText(short.issues)}` };
+function readPublished(wu: WriteUpFolder): Promise<Published> {
+  return readPublishedFile(wu.dir, `${wu.folder}/${PUBLISHED_FILE}`);
 }
 
 export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
@@ -253,29 +214,8 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
     ),
   });
 
-  async function plan(wu: WriteUpFolder, published: Published, quick: boolean): Promise<Planned[]> {
-    const { runnablePlans } = await import('@kbench/engine');
-    const out: Planned[] = [];
-    for (const experiment of published.experiments) {
-      const source = join(wu.dir, experiment.scenario);
-      const planned: Planned = { experiment, source, scenario: null, notRun: [], runnable: [] };
-      out.push(planned);
-      if (isAbsolute(experiment.scenario) || experiment.scenario.split(/[\\/]/).includes('..')) {
-        planned.notRun.push(`${experiment.scenario} is not a file of this folder`);
-        continue;
-      }
-      const loaded = await loadExperimentScenario(source, experiment.scenario, quick);
-      if ('problem' in loaded) {
-        planned.notRun.push(loaded.problem);
-        continue;
-      }
-      planned.scenario = loaded.scenario;
-      const plans = runnablePlans(loaded.scenario, { profiles: app.profiles });
-      planned.runnable.push(...plans.runnable.map((r) => r.plan));
-      planned.notRun.push(...plans.notRun);
-    }
-    return out;
-  }
+  const plan = (wu: WriteUpFolder, published: Published, quick: boolean) =>
+    planWriteUp(wu.dir, published, { quick, profiles: app.profiles });
 
   /**
    * The kbench process running a reproduction whose runs are these, if one is: the holder of the run
@@ -298,12 +238,12 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
   async function estimateOf(
     wu: WriteUpFolder,
     published: Published,
-    planned: { quick: boolean; plans: Planned[] } | null = null,
+    planned: { quick: boolean; plans: PlannedExperiment[] } | null = null,
   ): Promise<ReproductionEstimates> {
     const of = async (quick: boolean) =>
       estimateReproduction(
-        (planned?.quick === quick ? planned.plans : await plan(wu, published, quick)).flatMap(
-          (p) => p.runnable,
+        (planned?.quick === quick ? planned.plans : await plan(wu, published, quick)).flatMap((p) =>
+          p.runnable.map((r) => r.plan),
         ),
       );
     return { full: await of(false), quick: await of(true) };
@@ -394,7 +334,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
       let tag = reproductionTag(wu.folder, now, quick);
       for (let n = 2; started.has(tag); n++) tag = reproductionTag(wu.folder, now, quick, `.${n}`);
       const items: SeriesItem[] = planned.flatMap((p) =>
-        p.runnable.map((scenario) => ({ scenario, source: p.source, tags: [tag] })),
+        p.runnable.map(({ plan }) => ({ scenario: plan, source: p.source, tags: [tag] })),
       );
       if (items.length === 0)
         throw new HttpError(
@@ -477,7 +417,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
         };
       } else if (tag !== null) {
         // Run by another kbench process (the CLI): under way while the run slot names it.
-        const each = planned.flatMap((p) => p.runnable).map(estimateRunSeconds);
+        const each = planned.flatMap((p) => p.runnable).map((r) => estimateRunSeconds(r.plan));
         const holder = cliReproduction(runs, running?.id, each.length);
         if (holder) {
           progress = {
@@ -504,12 +444,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
               // A sweep's runs are named `<name> [<knob>=<value>]`, the value as the rules write it.
               const sweepValue = knob ? (/\[([^=\]]+)=(.*)\]$/.exec(r.name)?.[2] ?? null) : null;
               const samples = overTime && r.status !== 'running' ? await app.history.getSamples(r.id) : [];
-              const m: MeasuredRun = {
-                file,
-                ...(sweepValue === null ? {} : { sweepValue }),
-                summary: r.summary,
-                samples,
-              };
+              const m = measuredRun(p.experiment, r, sweepValue, samples);
               const run: ReproductionRun = {
                 id: r.id,
                 name: r.name,
@@ -524,7 +459,10 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
         }),
       );
       // In run order within each experiment, so a rule across a sweep follows the sweep's values.
-      const measured = perExperiment.flat().map((x) => x.measured);
+      const verdicts = judge(
+        planned.map((p) => p.experiment),
+        perExperiment.flat().map((x) => x.measured),
+      );
       return {
         folder: base.folder,
         title: base.title,
@@ -536,12 +474,12 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
         progress,
         reproductions,
         experiments: base.experiments.map((e, i) => {
-          const p = planned[i] as Planned;
+          const p = planned[i] as PlannedExperiment;
           return {
             ...e,
             notRun: p.notRun,
             runs: (perExperiment[i] ?? []).map((x) => x.run),
-            verdicts: p.experiment.checks.map((rule) => evaluateRule(rule, e.scenario, measured)),
+            verdicts: verdicts[i] ?? [],
           };
         }),
         estimate: await estimateOf(wu, published, { quick, plans: planned }),

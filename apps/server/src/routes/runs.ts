@@ -1,13 +1,11 @@
 import { stat } from 'node:fs/promises';
+import { rawScenario, resolveScenario } from '@kbench/app';
 import { samplesToCsv } from '@kbench/history';
 import {
-  applySet,
-  checkScenario,
   expandSweep,
   RUN_STATUSES,
   type RunStatus,
   readScenarioText,
-  resolvePayloadFile,
   type Scenario,
   ScenarioError,
 } from '@kbench/schema';
@@ -52,17 +50,14 @@ async function scenarioFromBody(
     else if (body.path !== undefined) {
       const file = await app.scenarios.read(body.path);
       // A relative payloadFile is relative to the scenario file, as on the command line.
-      raw = resolvePayloadFile(readScenarioText(file.text, body.path), file.file);
+      raw = rawScenario(file.text, file.file, body.path);
       source = file.file;
     }
-    for (const assignment of body.set ?? []) raw = applySet(raw, assignment);
+    return { scenario: resolveScenario(raw, body.set ? { set: body.set } : {}), source };
   } catch (err) {
     if (err instanceof ScenarioError) throw invalidScenario(err.issues);
     throw err;
   }
-  const result = checkScenario(raw);
-  if (!result.ok) throw invalidScenario(result.issues);
-  return { scenario: result.scenario, source };
 }
 
 export async function runRoutes(app: FastifyInstance): Promise<void> {

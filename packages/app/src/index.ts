@@ -1,0 +1,26 @@
+// @kbench/app: what the CLI and the server both do, each as a thin adapter over it.
+export {
+  judge,
+  measuredRun,
+  type PlannedExperiment,
+  type PlanOptions,
+  PUBLISHED_FILE,
+  planExperiment,
+  planWriteUp,
+  readPublished,
+} from './reproduction.js';
+export {
+  loadScenarioFile,
+  rawScenario,
+  resolveScenario,
+  type ScenarioOverrides,
+  ScenarioReadError,
+  ShortenedScenarioError,
+} from './scenario-file.js';
+export {
+  runSeries,
+  type SeriesItem,
+  type SeriesOptions,
+  type SeriesOutcome,
+  withRunSlot,
+} from './series.js';
