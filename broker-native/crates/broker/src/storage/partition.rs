@@ -26,8 +26,6 @@ use crate::stats::StorageStats;
 use crate::topic_config::{TimestampType, TopicConfig};
 use bytes::Bytes;
 use kafka_protocol::ResponseError;
-use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -41,11 +39,14 @@ mod load;
 mod producers;
 /// High watermark, leader epochs, follower appends and truncation.
 mod replication;
+/// The segments themselves (Apache Kafka's `LocalLog`).
+mod segments;
 
 use durability::GroupCommit;
 use load::Loaded;
 pub use load::RecoveryReport;
 use producers::{remove_snapshots_past, Producers};
+use segments::LocalLog;
 
 /// A topic's configuration, shared by its partitions and changed at runtime
 /// (storage reads it each time it decides to roll or delete).
@@ -111,8 +112,8 @@ pub struct Partition {
     dir: PathBuf,
     config: LogConfig,
     topic_config: SharedTopicConfig,
-    /// Segments by base offset.
-    segments: RwLock<BTreeMap<i64, Arc<Segment>>>,
+    /// The segments: roll, read, retention, truncation.
+    local: LocalLog,
     /// Serialises appends, rolls and truncation of this partition.
     append_lock: Mutex<AppendState>,
     /// Log end offset, watched by followers and acks=all waiters (and by
@@ -188,7 +189,7 @@ impl Partition {
             dir: dir.to_path_buf(),
             config,
             topic_config,
-            segments: RwLock::new(segments),
+            local: LocalLog::new(segments),
             append_lock: Mutex::new(AppendState {
                 leader_epoch: epochs.latest_epoch().unwrap_or(0),
                 epoch_pending: false,
@@ -253,22 +254,7 @@ impl Partition {
     }
 
     pub fn size_bytes(&self) -> u64 {
-        self.segments
-            .read()
-            .expect("segments lock")
-            .values()
-            .map(|s| s.size())
-            .sum()
-    }
-
-    fn active(&self) -> Arc<Segment> {
-        self.segments
-            .read()
-            .expect("segments lock")
-            .values()
-            .next_back()
-            .expect("one segment")
-            .clone()
+        self.local.size_bytes()
     }
 
     /// The fsync policy in force: the topic's override or the broker's.
@@ -376,7 +362,7 @@ impl Partition {
     ) -> Result<Arc<Segment>> {
         // Index positions are u32: a segment never passes 4 GiB.
         let segment_bytes = config.segment_bytes.min(u32::MAX as u64);
-        let active = self.active();
+        let active = self.local.active();
         if active.size() == 0
             || (active.size() + incoming <= segment_bytes
                 && !active.is_older_than(config.segment_ms, max_timestamp, now_ms()))
@@ -393,10 +379,7 @@ impl Partition {
             self.config.index_interval,
             self.config.files.clone(),
         )?);
-        self.segments
-            .write()
-            .expect("segments lock")
-            .insert(base_offset, rolled.clone());
+        self.local.insert(base_offset, rolled.clone());
         Ok(rolled)
     }
 
@@ -420,58 +403,17 @@ impl Partition {
         if offset >= high_watermark {
             return Ok(read);
         }
-        read.records = self.read_range(offset, max_bytes, min_one, high_watermark)?;
+        read.records = self
+            .local
+            .read_range(offset, max_bytes, min_one, high_watermark)?;
         Ok(read)
-    }
-
-    /// Whole batches from `offset` below `end_offset`, crossing to the
-    /// next segment when one has nothing from `offset`.
-    fn read_range(
-        &self,
-        offset: i64,
-        max_bytes: usize,
-        min_one: bool,
-        end_offset: i64,
-    ) -> Result<Bytes> {
-        let mut segment = self.segment_for(offset);
-        while let Some(current) = segment {
-            let records = current.read_below(offset, max_bytes, min_one, end_offset)?;
-            if !records.is_empty() {
-                return Ok(records);
-            }
-            segment = self.segment_after(current.base_offset());
-        }
-        Ok(Bytes::new())
-    }
-
-    fn segment_for(&self, offset: i64) -> Option<Arc<Segment>> {
-        let segments = self.segments.read().expect("segments lock");
-        segments
-            .range(..=offset)
-            .next_back()
-            .map(|(_, s)| s.clone())
-    }
-
-    fn segment_after(&self, base_offset: i64) -> Option<Arc<Segment>> {
-        let segments = self.segments.read().expect("segments lock");
-        segments
-            .range((Bound::Excluded(base_offset), Bound::Unbounded))
-            .next()
-            .map(|(_, s)| s.clone())
     }
 
     /// Offset of the first batch with a timestamp at or after `timestamp`:
     /// the first segment whose largest timestamp reaches it, then its time
     /// index.
     pub fn offset_for_timestamp(&self, timestamp: i64) -> Result<Option<i64>> {
-        let candidates: Vec<Arc<Segment>> = self
-            .segments
-            .read()
-            .expect("segments lock")
-            .values()
-            .filter(|s| s.max_timestamp() >= timestamp)
-            .cloned()
-            .collect();
+        let candidates = self.local.reaching_timestamp(timestamp);
         for segment in candidates {
             if let Some(offset) = segment.offset_for_timestamp(timestamp)? {
                 return Ok(Some(offset.max(self.log_start_offset())));
@@ -490,23 +432,12 @@ impl Partition {
             let config = self.topic_config.read().expect("topic config lock");
             (config.retention_ms, config.retention_bytes)
         };
-        let doomed: Vec<Arc<Segment>> = {
-            let mut segments = self.segments.write().expect("segments lock");
-            let sizes: Vec<retention::SegmentFacts> = segments
-                .values()
-                .map(|s| retention::SegmentFacts {
-                    size: s.size(),
-                    max_timestamp: s.max_timestamp(),
-                })
-                .collect();
-            let count = retention::expired_prefix(&sizes, retention_ms, retention_bytes, now_ms);
-            let bases: Vec<i64> = segments.keys().take(count).copied().collect();
-            let doomed = bases.iter().filter_map(|b| segments.remove(b)).collect();
-            if let Some(first) = segments.keys().next() {
-                self.log_start_offset.fetch_max(*first, Ordering::AcqRel);
-            }
-            doomed
-        };
+        let doomed = self.local.remove_oldest(
+            |facts| retention::expired_prefix(facts, retention_ms, retention_bytes, now_ms),
+            |first| {
+                self.log_start_offset.fetch_max(first, Ordering::AcqRel);
+            },
+        );
         for segment in &doomed {
             self.shared
                 .total_size
@@ -522,17 +453,12 @@ impl Partition {
     }
 
     pub fn segment_count(&self) -> usize {
-        self.segments.read().expect("segments lock").len()
+        self.local.count()
     }
 
     /// Base offsets of the segments, oldest first.
     pub fn segment_base_offsets(&self) -> Vec<i64> {
-        self.segments
-            .read()
-            .expect("segments lock")
-            .keys()
-            .copied()
-            .collect()
+        self.local.base_offsets()
     }
 
     /// Offsets of the producer-state snapshots on disk, oldest first.
@@ -550,28 +476,18 @@ impl Partition {
     /// OFFSET_OUT_OF_RANGE.
     pub fn delete_segments(&self) -> Result<()> {
         let _appending = self.append_lock.lock().expect("append lock");
-        for segment in &self.all_segments() {
+        for segment in &self.local.all() {
             segment.delete()?;
         }
         Ok(())
     }
 
-    /// Every segment, oldest first, as they are now.
-    fn all_segments(&self) -> Vec<Arc<Segment>> {
-        self.segments
-            .read()
-            .expect("segments lock")
-            .values()
-            .cloned()
-            .collect()
-    }
-
     pub fn flush(&self) -> Result<()> {
         let _appending = self.append_lock.lock().expect("append lock");
-        for segment in &self.all_segments() {
+        for segment in &self.local.all() {
             segment.sync(&self.config.stats)?;
         }
-        self.active().write_indexes()?;
+        self.local.active().write_indexes()?;
         let mut producers = self.producers.lock().expect("producers lock");
         if producers.table.is_loaded() && self.log_end_offset() > self.log_start_offset() {
             self.snapshot_producers(&mut producers)?;
@@ -845,7 +761,7 @@ mod tests {
         }
         assert_eq!(fsyncs(&partition), 0);
         assert!(partition.shared.flush_queue.is_empty());
-        assert!(partition.active().is_unsynced());
+        assert!(partition.local.active().is_unsynced());
     }
 
     #[test]
@@ -854,7 +770,7 @@ mod tests {
         let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
         partition.append(&batch(2, 10)).unwrap();
         assert_eq!(fsyncs(&partition), 1);
-        assert!(!partition.active().is_unsynced());
+        assert!(!partition.local.active().is_unsynced());
         partition.append(&batch(2, 10)).unwrap();
         assert_eq!(fsyncs(&partition), 2);
         let stats = &partition.config.stats;
@@ -872,7 +788,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
         let one = batch(1, 10);
-        let active = partition.active();
+        let active = partition.local.active();
         std::thread::scope(|scope| {
             let held = active.hold_sync();
             let appenders: Vec<_> = (0..4)

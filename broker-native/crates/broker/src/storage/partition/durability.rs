@@ -127,15 +127,7 @@ impl Partition {
 
     /// Syncs the segments that may hold offsets at or after `from`.
     fn sync_segments_from(&self, from: i64) -> Result<()> {
-        let segments: Vec<Arc<Segment>> = {
-            let segments = self.segments.read().expect("segments lock");
-            let first = segments
-                .range(..=from)
-                .next_back()
-                .map_or(i64::MIN, |(base, _)| *base);
-            segments.range(first..).map(|(_, s)| s.clone()).collect()
-        };
-        for segment in segments {
+        for segment in self.local.holding_from(from) {
             segment.sync(&self.config.stats)?;
         }
         Ok(())

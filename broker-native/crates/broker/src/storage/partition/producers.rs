@@ -81,7 +81,7 @@ impl Partition {
             producers.snapshots.remove(&offset);
         }
         producer_state::rebuild(&mut table, from, log_end, |offset| {
-            self.read_range(offset, 1 << 20, true, log_end)
+            self.local.read_range(offset, 1 << 20, true, log_end)
         })?;
         producers.table = table;
         Ok(())
@@ -100,7 +100,7 @@ impl Partition {
         let bytes = producers.table.encode_snapshot(log_end);
         write_replacing(&self.dir.join(snapshot_file_name(log_end)), &bytes)?;
         producers.snapshots.insert(log_end);
-        let active_base = self.active().base_offset();
+        let active_base = self.local.active().base_offset();
         let superseded: Vec<i64> = producers
             .snapshots
             .range((Bound::Excluded(active_base), Bound::Excluded(log_end)))

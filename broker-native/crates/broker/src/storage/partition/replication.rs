@@ -8,10 +8,8 @@ use super::{out_of_range, Appended, Partition, PartitionRead};
 use crate::error::{Error, Result};
 use crate::storage::batch::split_and_validate;
 use crate::storage::producer_state;
-use crate::storage::segment::Segment;
 use kafka_protocol::ResponseError;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 impl Partition {
     /// Whether the partition is replicated. While it is not (the default)
@@ -72,7 +70,7 @@ impl Partition {
         let records = if offset == log_end {
             bytes::Bytes::new()
         } else {
-            self.read_range(offset, max_bytes, true, log_end)?
+            self.local.read_range(offset, max_bytes, true, log_end)?
         };
         Ok(PartitionRead {
             records,
@@ -248,17 +246,7 @@ impl Partition {
             return Ok(());
         }
         let offset = offset.max(self.log_start_offset());
-        let (kept, doomed): (Arc<Segment>, Vec<Arc<Segment>>) = {
-            let mut segments = self.segments.write().expect("segments lock");
-            let base = segments
-                .range(..=offset)
-                .next_back()
-                .or_else(|| segments.iter().next())
-                .map(|(base, _)| *base)
-                .expect("one segment");
-            let later = segments.split_off(&(base + 1));
-            (segments[&base].clone(), later.into_values().collect())
-        };
+        let (kept, doomed) = self.local.split_at(offset);
         for segment in &doomed {
             self.shared
                 .total_size
