@@ -53,7 +53,7 @@ impl Connection {
         options: &ConnectOptions,
         responses: mpsc::UnboundedSender<Response>,
     ) -> Result<Connection> {
-        let (read, writer) = transport::open(addr, options).await?.into_split();
+        let (read, writer) = transport::open(addr, options).await?;
         let asked_shared = Arc::new(AtomicU64::new(0));
         let reader = tokio::spawn(read_frames(
             read,

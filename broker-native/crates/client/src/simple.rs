@@ -12,7 +12,7 @@ use tokio::io::AsyncWriteExt;
 
 use crate::error::{Error, Result};
 use crate::frame::{correlation_id, decode_response, read_frame, Encoder};
-use crate::transport::{self, ConnectOptions, Transport};
+use crate::transport::{self, ConnectOptions, ReadHalf, WriteHalf};
 
 /// Calls given up before their answer came that a client still waits out.
 const MAX_GIVEN_UP: usize = 8;
@@ -20,7 +20,8 @@ const MAX_GIVEN_UP: usize = 8;
 #[derive(Debug)]
 pub struct SimpleClient {
     addr: String,
-    transport: Transport,
+    read: ReadHalf,
+    write: WriteHalf,
     encoder: Encoder,
     read_buf: BytesMut,
     /// Requests whose answer has not been read, oldest first: calls given up, then the current.
@@ -29,10 +30,11 @@ pub struct SimpleClient {
 
 impl SimpleClient {
     pub async fn connect(addr: &str, options: &ConnectOptions) -> Result<SimpleClient> {
-        let transport = transport::open(addr, options).await?;
+        let (read, write) = transport::open(addr, options).await?;
         Ok(SimpleClient {
             addr: addr.to_string(),
-            transport,
+            read,
+            write,
             encoder: Encoder::new(options.client_id.clone()),
             read_buf: BytesMut::with_capacity(64 * 1024),
             unanswered: VecDeque::with_capacity(1),
@@ -56,12 +58,12 @@ impl SimpleClient {
         }
         let asked = self.encoder.encode(version, request)?;
         self.unanswered.push_back(asked);
-        self.transport
+        self.write
             .write_all(self.encoder.frame())
             .await
             .map_err(Error::io(&self.addr))?;
         loop {
-            let frame = read_frame(&mut self.transport, &mut self.read_buf, &self.addr).await?;
+            let frame = read_frame(&mut self.read, &mut self.read_buf, &self.addr).await?;
             let answered = correlation_id(&frame);
             if self.unanswered.front() != Some(&answered) {
                 return Err(Error::Protocol(format!(

@@ -1,10 +1,10 @@
 //! The stream under a connection, and the one place where TLS and SASL will plug in.
 //!
 //! [`open`] connects TCP, then would wrap the stream for the [`Security`] asked (TLS: a
-//! `Transport::Tls` variant around a rustls stream) and run the handshake (SASL: SaslHandshake
-//! and SaslAuthenticate, one frame at a time on the whole stream) before the connection is
-//! handed out or split for pipelining. Today only [`Security::Plaintext`] exists, so both steps
-//! are empty.
+//! `Transport::Tls` variant around a rustls stream, with `ReadHalf::Tls` and `WriteHalf::Tls`
+//! from `tokio::io::split`), split it into the halves a connection reads and writes, and run
+//! the handshake on them (SASL: SaslHandshake and SaslAuthenticate, one frame at a time) before
+//! the first request. Today only [`Security::Plaintext`] exists, so both steps are empty.
 
 use std::io;
 use std::pin::Pin;
@@ -75,8 +75,8 @@ pub enum Transport {
     Plain(TcpStream),
 }
 
-/// Connects to `addr` ("host:port"), secures the stream and authenticates.
-pub async fn open(addr: &str, options: &ConnectOptions) -> Result<Transport> {
+/// Connects to `addr` ("host:port"), secures the stream, splits it and authenticates.
+pub async fn open(addr: &str, options: &ConnectOptions) -> Result<(ReadHalf, WriteHalf)> {
     let connect = TcpStream::connect(addr);
     let stream = match options.connect_timeout {
         Some(limit) => tokio::time::timeout(limit, connect)
@@ -86,16 +86,18 @@ pub async fn open(addr: &str, options: &ConnectOptions) -> Result<Transport> {
     }
     .map_err(Error::io(addr))?;
     stream.set_nodelay(true).map_err(Error::io(addr))?;
-    let mut transport = match options.security {
+    let transport = match options.security {
         Security::Plaintext => Transport::Plain(stream),
     };
-    handshake(&mut transport, addr, options).await?;
-    Ok(transport)
+    let (mut read, mut write) = transport.into_split();
+    handshake(&mut read, &mut write, addr, options).await?;
+    Ok((read, write))
 }
 
 /// What runs on a fresh stream before its first request: SASL's exchange will go here.
 async fn handshake(
-    _transport: &mut Transport,
+    _read: &mut ReadHalf,
+    _write: &mut WriteHalf,
     _addr: &str,
     options: &ConnectOptions,
 ) -> Result<()> {
@@ -124,42 +126,6 @@ pub enum ReadHalf {
 #[derive(Debug)]
 pub enum WriteHalf {
     Plain(OwnedWriteHalf),
-}
-
-impl AsyncRead for Transport {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Transport::Plain(s) => Pin::new(s).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Transport {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Transport::Plain(s) => Pin::new(s).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Transport::Plain(s) => Pin::new(s).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Transport::Plain(s) => Pin::new(s).poll_shutdown(cx),
-        }
-    }
 }
 
 impl AsyncRead for ReadHalf {

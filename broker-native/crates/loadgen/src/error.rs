@@ -4,39 +4,29 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("i/o with {addr}: {source}")]
-    Io {
-        addr: String,
-        source: std::io::Error,
-    },
     #[error("protocol: {0}")]
     Protocol(String),
     #[error("{api} failed with Kafka error code {code}")]
     Kafka { api: &'static str, code: i16 },
-    #[error("connection to {0} closed")]
-    Closed(String),
     #[error("invalid configuration: {0}")]
     Config(String),
     #[error("no broker reachable among {0:?}")]
     NoBroker(Vec<String>),
-    /// The client's other refusals (a full window, a connect backing off).
+    /// From a connection: i/o, a closed connection, bytes from a broker refused, ...
     #[error(transparent)]
-    Client(kbench_client::Error),
-}
-
-impl From<kbench_client::Error> for Error {
-    fn from(e: kbench_client::Error) -> Error {
-        match e {
-            kbench_client::Error::Io { addr, source } => Error::Io { addr, source },
-            kbench_client::Error::Protocol(message) => Error::Protocol(message),
-            kbench_client::Error::Closed(addr) => Error::Closed(addr),
-            other => Error::Client(other),
-        }
-    }
+    Client(#[from] kbench_client::Error),
 }
 
 impl Error {
     pub fn protocol(e: impl std::fmt::Display) -> Error {
         Error::Protocol(e.to_string())
+    }
+
+    /// The connection failed or closed: worth connecting again.
+    pub fn is_connection_lost(&self) -> bool {
+        matches!(
+            self,
+            Error::Client(kbench_client::Error::Io { .. } | kbench_client::Error::Closed(_))
+        )
     }
 }

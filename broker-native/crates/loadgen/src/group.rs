@@ -151,7 +151,7 @@ impl Membership {
         let version = self.versions.pick::<R>()?;
         let client = self.coordinator(metadata).await?;
         let result = client.call(version, request).await.map_err(Error::from);
-        if matches!(result, Err(Error::Io { .. } | Error::Closed(_))) {
+        if result.as_ref().is_err_and(Error::is_connection_lost) {
             self.lose_coordinator();
         }
         result
@@ -170,7 +170,7 @@ impl Membership {
             let code = match self.join_once(metadata, cluster).await {
                 Ok(Ok(assignment)) => return Ok(assignment),
                 Ok(Err(code)) => code,
-                Err(Error::Io { .. } | Error::Closed(_)) => {
+                Err(e) if e.is_connection_lost() => {
                     self.lose_coordinator();
                     last = -1;
                     tokio::time::sleep(Duration::from_millis(100)).await;

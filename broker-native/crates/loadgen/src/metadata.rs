@@ -144,7 +144,7 @@ impl MetadataClient {
         let version = self.versions.pick::<R>()?;
         if let Some(client) = self.client.as_mut() {
             match client.call(version, request).await.map_err(Error::from) {
-                Err(Error::Io { .. } | Error::Closed(_)) => {}
+                Err(e) if e.is_connection_lost() => {}
                 other => return other,
             }
         }
