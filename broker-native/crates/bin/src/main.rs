@@ -12,12 +12,19 @@
 //! --max-connections-per-ip N --connections-max-idle-ms MS --frame-timeout-ms MS
 //! --queued-max-request-bytes N --max-partitions-per-topic N --max-partitions N`.
 //!
+//! Security (one client listener per node; docs/broker.md): `--tls-cert FILE --tls-key FILE
+//! [--tls-ca FILE]` (PEM; with a CA, clients must present a certificate it signed), `--sasl
+//! plain|scram-sha-256|scram-sha-512[,...] --user NAME:PASSWORD` (repeatable). The listener is then
+//! SSL, SASL_PLAINTEXT or SASL_SSL; cluster nodes replicate over a plaintext port of their own.
+//!
 //! Prints `node <id> <host>:<port> pid <pid>` per node once listening, then
 //! serves until SIGINT or SIGTERM and shuts down cleanly.
 
 use kbench_broker_core::cluster::ClusterOptions;
 use kbench_broker_core::launcher::{Cluster, ClusterSpec};
-use kbench_broker_core::{BrokerConfig, FsyncPolicy, Limits};
+use kbench_broker_core::{
+    BrokerConfig, FsyncPolicy, Limits, SaslMechanism, SaslUsers, Security, TlsFiles,
+};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -26,7 +33,9 @@ const USAGE: &str = "usage: kbench-broker --port PORT --data-dir DIR [--host HOS
        [--session-timeout-ms MS] [--replica-lag-ms MS]
        [--max-frame-bytes N] [--max-connections N] [--max-connections-per-ip N]
        [--connections-max-idle-ms MS] [--frame-timeout-ms MS] [--queued-max-request-bytes N]
-       [--max-partitions-per-topic N] [--max-partitions N]";
+       [--max-partitions-per-topic N] [--max-partitions N]
+       [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
+       [--sasl plain|scram-sha-256|scram-sha-512[,...] --user NAME:PASSWORD...]";
 
 #[derive(Debug)]
 struct Options {
@@ -51,6 +60,9 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut session_timeout_ms = kbench_broker_core::cluster::node::DEFAULT_SESSION_TIMEOUT_MS;
     let mut replica_lag_ms = kbench_broker_core::cluster::node::DEFAULT_REPLICA_LAG_MS;
     let mut limits = Limits::default();
+    let (mut tls_cert, mut tls_key, mut tls_ca) = (None, None, None);
+    let mut mechanisms: Vec<SaslMechanism> = Vec::new();
+    let mut users = Vec::new();
     let mut args = args;
     while let Some(flag) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
@@ -102,6 +114,23 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
                     .filter(|n| *n > 0)
                     .ok_or_else(|| format!("--replica-lag-ms: not a positive integer: {v}"))?;
             }
+            "--tls-cert" => tls_cert = Some(value("--tls-cert")?.into()),
+            "--tls-key" => tls_key = Some(value("--tls-key")?.into()),
+            "--tls-ca" => tls_ca = Some(value("--tls-ca")?.into()),
+            "--sasl" => {
+                for name in value("--sasl")?.split(',') {
+                    let mechanism =
+                        SaslMechanism::parse(name).map_err(|e| format!("--sasl: {e}"))?;
+                    if !mechanisms.contains(&mechanism) {
+                        mechanisms.push(mechanism);
+                    }
+                }
+            }
+            "--user" => {
+                let user =
+                    Security::parse_user(&value("--user")?).map_err(|e| format!("--user: {e}"))?;
+                users.push(user);
+            }
             other => {
                 let name = other.strip_prefix("--").unwrap_or(other);
                 if !Limits::NAMES.contains(&name) {
@@ -122,6 +151,21 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
     config.fsync = fsync;
     limits.check().map_err(|e| e.to_string())?;
     config.limits = limits;
+    config.security.tls = match (tls_cert, tls_key) {
+        (Some(cert), Some(key)) => Some(TlsFiles {
+            cert,
+            key,
+            client_ca: tls_ca,
+        }),
+        (None, None) if tls_ca.is_none() => None,
+        _ => return Err("--tls-cert and --tls-key go together (and --tls-ca needs both)".into()),
+    };
+    config.security.sasl = match (mechanisms.is_empty(), users.is_empty()) {
+        (true, true) => None,
+        (false, false) => Some(SaslUsers { mechanisms, users }),
+        (true, false) => return Err("--user needs --sasl MECHANISM".into()),
+        (false, true) => return Err("--sasl needs at least one --user NAME:PASSWORD".into()),
+    };
     if nodes > 1 && cluster_dir.is_some() {
         return Err("--nodes and --cluster-dir do not go together".into());
     }
@@ -187,6 +231,7 @@ async fn serve(options: Options) -> Result<(), kbench_broker_core::Error> {
         spec.replica_lag_ms = options.replica_lag_ms;
         spec.auto_create_topics = options.config.auto_create_topics;
         spec.limits = options.config.limits.clone();
+        spec.security = options.config.security.clone();
         let cluster = Cluster::start(spec).await?;
         for (id, host, port) in cluster.nodes() {
             announce(id, &host, port)?;
@@ -219,6 +264,61 @@ mod tests {
             .map(|s| s.to_string())
             .collect::<Vec<_>>()
             .into_iter()
+    }
+
+    #[test]
+    fn parses_security_flags() {
+        let options = parse_args(args(&[
+            "--port",
+            "1",
+            "--data-dir",
+            "/t",
+            "--tls-cert",
+            "c.pem",
+            "--tls-key",
+            "k.pem",
+            "--tls-ca",
+            "ca.pem",
+            "--sasl",
+            "scram-sha-512,PLAIN",
+            "--user",
+            "alice:a:b",
+            "--user",
+            "bob:pw",
+        ]))
+        .unwrap();
+        let security = &options.config.security;
+        assert_eq!(security.protocol(), "SASL_SSL");
+        let sasl = security.sasl.as_ref().unwrap();
+        assert_eq!(
+            sasl.mechanisms,
+            [SaslMechanism::ScramSha512, SaslMechanism::Plain]
+        );
+        assert_eq!(sasl.users[0], ("alice".into(), "a:b".into()));
+        assert_eq!(
+            security.tls.as_ref().unwrap().client_ca.as_deref(),
+            Some(std::path::Path::new("ca.pem"))
+        );
+    }
+
+    #[test]
+    fn security_flags_that_do_not_go_together_are_refused() {
+        let base = ["--port", "1", "--data-dir", "/t"];
+        for (extra, expected) in [
+            (&["--tls-cert", "c.pem"][..], "--tls-key"),
+            (&["--tls-ca", "ca.pem"][..], "--tls-ca"),
+            (&["--sasl", "plain"][..], "--user"),
+            (&["--user", "a:b"][..], "--sasl"),
+            (&["--sasl", "gssapi", "--user", "a:b"][..], "scram-sha-512"),
+            (
+                &["--sasl", "plain", "--user", "nopassword"][..],
+                "NAME:PASSWORD",
+            ),
+        ] {
+            let all: Vec<&str> = base.iter().chain(extra).copied().collect();
+            let err = parse_args(args(&all)).unwrap_err();
+            assert!(err.contains(expected), "{extra:?}: {err}");
+        }
     }
 
     #[test]

@@ -36,6 +36,17 @@ impl SupportedApis {
         SupportedApis(apis)
     }
 
+    /// `new`, plus SaslHandshake and SaslAuthenticate, for a SASL listener.
+    /// SaslHandshake v0 (raw tokens after the handshake) is not served:
+    /// clients that see SaslAuthenticate use v1.
+    pub fn with_sasl() -> SupportedApis {
+        let mut apis = SupportedApis::new().0;
+        apis.push((ApiKey::SaslHandshake, 1, 1));
+        apis.push((ApiKey::SaslAuthenticate, 0, 2));
+        apis.sort_by_key(|(key, _, _)| *key as i16);
+        SupportedApis(apis)
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &(ApiKey, i16, i16)> {
         self.0.iter()
     }

@@ -91,13 +91,18 @@ impl Broker {
                 producer_ids.unique_across_nodes(config.node_id),
             ),
         };
+        // SaslHandshake and SaslAuthenticate are advertised only by a SASL listener.
+        let apis = match config.security.sasl {
+            Some(_) => SupportedApis::with_sasl(),
+            None => SupportedApis::new(),
+        };
         Ok(Broker {
             config,
             port,
             log,
             groups,
             stats: Stats::default(),
-            apis: SupportedApis::new(),
+            apis,
             producer_ids,
             admin,
             pause,

@@ -57,6 +57,8 @@ pub enum Request {
     AlterConfigs(AlterConfigsRequest),
     InitProducerId(InitProducerIdRequest),
     DescribeCluster(DescribeClusterRequest),
+    SaslHandshake(SaslHandshakeRequest),
+    SaslAuthenticate(SaslAuthenticateRequest),
     /// An ApiVersions request of a version we do not speak: answered with
     /// UNSUPPORTED_VERSION in a v0 response, as Kafka does.
     UnsupportedApiVersions,
@@ -152,6 +154,8 @@ fn decode_body(api_key: ApiKey, buf: &mut Bytes, version: i16) -> Result<Request
         ApiKey::InitProducerId => Request::InitProducerId(d(buf, version)?),
         ApiKey::AlterConfigs => Request::AlterConfigs(d(buf, version)?),
         ApiKey::DescribeCluster => Request::DescribeCluster(d(buf, version)?),
+        ApiKey::SaslHandshake => Request::SaslHandshake(d(buf, version)?),
+        ApiKey::SaslAuthenticate => Request::SaslAuthenticate(d(buf, version)?),
         other => {
             return Err(Error::UnsupportedApi {
                 api_key: other as i16,

@@ -184,6 +184,106 @@ pub struct BrokerConfig {
     pub cluster_id: String,
     /// How often retention (retention.ms / retention.bytes) is enforced.
     pub retention_check_interval: Duration,
+    /// TLS and SASL on the client listener (none: PLAINTEXT).
+    pub security: Security,
+}
+
+/// The client listener's security: TLS (SSL), SASL, both (SASL_SSL) or
+/// neither (PLAINTEXT), as Kafka's `security.protocol` names them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Security {
+    pub tls: Option<TlsFiles>,
+    pub sasl: Option<SaslUsers>,
+}
+
+/// PEM files for a TLS listener.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The server's certificate chain, leaf first.
+    pub cert: PathBuf,
+    /// Its private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+    /// With a CA, every client must present a certificate it signed
+    /// (mutual TLS, Kafka's `ssl.client.auth=required`).
+    pub client_ca: Option<PathBuf>,
+}
+
+/// SASL mechanisms a listener offers and the users it knows.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SaslUsers {
+    pub mechanisms: Vec<SaslMechanism>,
+    /// (name, password) pairs; kept only until the listener salts them.
+    pub users: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for SaslUsers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.users.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("SaslUsers")
+            .field("mechanisms", &self.mechanisms)
+            .field("users", &names)
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SaslMechanism {
+    Plain,
+    ScramSha256,
+    ScramSha512,
+}
+
+impl SaslMechanism {
+    pub const ALL: [SaslMechanism; 3] = [
+        SaslMechanism::Plain,
+        SaslMechanism::ScramSha256,
+        SaslMechanism::ScramSha512,
+    ];
+
+    /// The name SaslHandshake carries (`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SaslMechanism::Plain => "PLAIN",
+            SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
+            SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
+        }
+    }
+
+    /// Parses a mechanism name in any case (`scram-sha-512`, `PLAIN`).
+    pub fn parse(text: &str) -> crate::error::Result<SaslMechanism> {
+        SaslMechanism::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(text.trim()))
+            .ok_or_else(|| crate::error::Error::InvalidOption {
+                name: "sasl",
+                message: format!("{text:?} is not one of plain, scram-sha-256, scram-sha-512"),
+            })
+    }
+}
+
+impl Security {
+    /// Kafka's name for this listener's protocol.
+    pub fn protocol(&self) -> &'static str {
+        match (self.tls.is_some(), self.sasl.is_some()) {
+            (false, false) => "PLAINTEXT",
+            (true, false) => "SSL",
+            (false, true) => "SASL_PLAINTEXT",
+            (true, true) => "SASL_SSL",
+        }
+    }
+
+    /// Parses `name:password` (the password may hold colons).
+    pub fn parse_user(text: &str) -> crate::error::Result<(String, String)> {
+        match text.split_once(':') {
+            Some((name, password)) if !name.is_empty() && !password.is_empty() => {
+                Ok((name.to_string(), password.to_string()))
+            }
+            _ => Err(crate::error::Error::InvalidOption {
+                name: "user",
+                message: "expected NAME:PASSWORD, both non-empty".into(),
+            }),
+        }
+    }
 }
 
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 100 * 1024 * 1024;
@@ -212,6 +312,7 @@ impl BrokerConfig {
             fsync: FsyncPolicy::None,
             cluster_id: "kbench-cluster".to_string(),
             retention_check_interval: DEFAULT_RETENTION_CHECK_INTERVAL,
+            security: Security::default(),
         }
     }
 }

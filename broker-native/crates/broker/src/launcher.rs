@@ -4,7 +4,7 @@
 
 use crate::broker::BrokerParts;
 use crate::cluster::node::{ClusterOptions, DEFAULT_REPLICA_LAG_MS, DEFAULT_SESSION_TIMEOUT_MS};
-use crate::config::{BrokerConfig, FsyncPolicy, Limits};
+use crate::config::{BrokerConfig, FsyncPolicy, Limits, Security};
 use crate::error::{Error, Result};
 use crate::lifecycle::{start_with, BrokerHandle};
 use crate::stats::StatsSnapshot;
@@ -26,6 +26,9 @@ pub struct ClusterSpec {
     pub auto_create_topics: bool,
     /// Each node's limits (connections, frames, partitions).
     pub limits: Limits,
+    /// Each node's client listener: TLS and SASL (replicas fetch over a
+    /// plaintext listener of their own).
+    pub security: Security,
 }
 
 impl ClusterSpec {
@@ -40,6 +43,7 @@ impl ClusterSpec {
             replica_lag_ms: DEFAULT_REPLICA_LAG_MS,
             auto_create_topics: false,
             limits: Limits::default(),
+            security: Security::default(),
         }
     }
 
@@ -61,6 +65,7 @@ impl ClusterSpec {
         config.fsync = self.fsync;
         config.auto_create_topics = self.auto_create_topics;
         config.limits = self.limits.clone();
+        config.security = self.security.clone();
         config
     }
 

@@ -18,13 +18,14 @@ pub mod launcher;
 pub mod lifecycle;
 pub mod pause;
 pub mod producer_ids;
+pub mod security;
 pub mod server;
 pub mod stats;
 pub mod storage;
 pub mod topic_config;
 
 pub use broker::{Broker, BrokerParts};
-pub use config::{BrokerConfig, FsyncPolicy, Limits};
+pub use config::{BrokerConfig, FsyncPolicy, Limits, SaslMechanism, SaslUsers, Security, TlsFiles};
 pub use error::{Error, Result};
 pub use lifecycle::{start, start_with, BrokerHandle};
 pub use stats::StatsSnapshot;

@@ -40,6 +40,8 @@ pub async fn start_with(
     mut parts: BrokerParts,
 ) -> Result<BrokerHandle> {
     std::fs::create_dir_all(&config.data_dir)?;
+    // Bad TLS files or users fail the start before anything is bound.
+    let security = Arc::new(crate::security::Listener::open(&config.security)?);
     let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
     let port = listener.local_addr()?.port();
     let owns_groups = parts.groups.is_none();
@@ -47,14 +49,40 @@ pub async fn start_with(
         parts.cluster = Some(ClusterNode::new(config.node_id, options)?);
     }
     let node = parts.cluster.clone();
+    // Followers fetch over plaintext: a secured node also listens for them
+    // on a second, plaintext port, which only the cluster state names.
+    let replication = match (&node, config.security.protocol()) {
+        (Some(_), protocol) if protocol != "PLAINTEXT" => {
+            Some(TcpListener::bind((config.host.as_str(), 0)).await?)
+        }
+        _ => None,
+    };
+    let replication_port = match &replication {
+        Some(listener) => Some(listener.local_addr()?.port()),
+        None => None,
+    };
     let broker = Arc::new(Broker::open_with(config, port, parts)?);
     let mut background =
         crate::background::spawn(&broker.log, broker.config.retention_check_interval);
+    if let Some(listener) = replication {
+        // Ends with the node: halt aborts it with the background tasks.
+        background.push(tokio::spawn(crate::server::run(
+            listener,
+            broker.clone(),
+            Arc::new(crate::security::Listener::plaintext()),
+            std::future::pending::<()>(),
+        )));
+    }
     if let Some(node) = node.clone() {
         let b = broker.clone();
         let n = node.clone();
         tokio::task::spawn_blocking(move || -> Result<()> {
-            n.register(&b.config.host, b.port, &b.config.cluster_id)?;
+            n.register(
+                &b.config.host,
+                b.port,
+                replication_port,
+                &b.config.cluster_id,
+            )?;
             n.refresh(&b.log)?;
             Ok(())
         })
@@ -63,9 +91,14 @@ pub async fn start_with(
         background.push(crate::cluster::spawn(node, broker.log.clone()));
     }
     let (tx, rx) = oneshot::channel::<()>();
-    let server = tokio::spawn(crate::server::run(listener, broker.clone(), async move {
-        let _ = rx.await;
-    }));
+    let server = tokio::spawn(crate::server::run(
+        listener,
+        broker.clone(),
+        security,
+        async move {
+            let _ = rx.await;
+        },
+    ));
     Ok(BrokerHandle {
         broker,
         node,

@@ -10,11 +10,18 @@
 //! once; and a frame's bytes are read only as a broker-wide budget
 //! (`queued_max_request_bytes`) allows, into a buffer that grows as they
 //! arrive, so a size prefix alone reserves nothing.
+//!
+//! A listener may ask for TLS (the handshake runs in the connection's task,
+//! within `frame_timeout`) and SASL (a connection answers only ApiVersions,
+//! SaslHandshake and SaslAuthenticate until it has authenticated, then goes
+//! into the same request loop as any other). The loop is generic over the
+//! stream, so a PLAINTEXT connection runs the code it ran before.
 
 use crate::broker::Broker;
 use crate::codec::{self, Frame};
 use crate::error::{Error, Result};
-use crate::handlers;
+use crate::handlers::{self, AuthProgress};
+use crate::security::{self, sasl};
 use crate::stats::Stats;
 use bytes::{Buf, Bytes, BytesMut};
 use std::collections::HashMap;
@@ -24,7 +31,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{broadcast, mpsc, Notify, OwnedSemaphorePermit, Semaphore};
 
@@ -36,14 +43,21 @@ const SMALL_FRAME: usize = 64 * 1024;
 /// The most read from a socket at once into a large frame.
 const READ_CHUNK: usize = 256 * 1024;
 
-/// Serves `listener` until `shutdown` completes, then closes every
-/// connection and returns once they have all finished.
-pub async fn run(listener: TcpListener, broker: Arc<Broker>, shutdown: impl Future) {
+/// Serves `listener` with the TLS and SASL that `security` asks for until
+/// `shutdown` completes, then closes every connection and returns once
+/// they have all finished.
+pub async fn run(
+    listener: TcpListener,
+    broker: Arc<Broker>,
+    security: Arc<security::Listener>,
+    shutdown: impl Future,
+) {
     let (notify_shutdown, _) = broadcast::channel::<()>(1);
     let (shutdown_complete_tx, mut shutdown_complete_rx) = mpsc::channel::<()>(1);
     let accept = accept_loop(
         listener,
         broker,
+        security,
         notify_shutdown.clone(),
         shutdown_complete_tx,
     );
@@ -194,6 +208,7 @@ impl Registry {
 async fn accept_loop(
     listener: TcpListener,
     broker: Arc<Broker>,
+    security: Arc<security::Listener>,
     notify_shutdown: broadcast::Sender<()>,
     shutdown_complete: mpsc::Sender<()>,
 ) -> Result<()> {
@@ -235,10 +250,20 @@ async fn accept_loop(
         let mut shutdown = notify_shutdown.subscribe();
         let done = shutdown_complete.clone();
         let registry = registry.clone();
+        let security = security.clone();
         tokio::spawn(async move {
             let broker = connection.broker.clone();
             broker.stats.connections.fetch_add(1, Ordering::Relaxed);
-            if let Err(e) = connection.serve(&mut shutdown).await {
+            let session = security.sasl.clone().map(sasl::Session::new);
+            let served = match &security.tls {
+                None => connection.serve(&mut shutdown, session).await,
+                Some(acceptor) => match connection.tls(acceptor, &mut shutdown).await {
+                    Ok(Some(tls)) => tls.serve(&mut shutdown, session).await,
+                    Ok(None) => Ok(()),
+                    Err(e) => Err(e),
+                },
+            };
+            if let Err(e) = served {
                 tracing::debug!(%peer, error = %e, "connection closed");
             }
             broker.stats.connections.fetch_sub(1, Ordering::Relaxed);
@@ -262,8 +287,41 @@ async fn accept(listener: &TcpListener) -> Result<(TcpStream, SocketAddr)> {
     }
 }
 
-struct Connection {
-    stream: TcpStream,
+/// A connection's byte stream: TCP, or TLS over TCP.
+trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
+    /// Waits for bytes on an idle connection and reads them into `buffer`
+    /// (0 at EOF), or `None` when woken without any.
+    fn read_idle(
+        &mut self,
+        buffer: &mut BytesMut,
+    ) -> impl Future<Output = std::io::Result<Option<usize>>> + Send;
+}
+
+impl Transport for TcpStream {
+    async fn read_idle(&mut self, buffer: &mut BytesMut) -> std::io::Result<Option<usize>> {
+        // Wait for bytes before taking any buffer, so an idle connection
+        // holds no more memory than it has.
+        self.readable().await?;
+        buffer.reserve(SMALL_FRAME);
+        match self.try_read_buf(buffer) {
+            Ok(n) => Ok(Some(n)),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Transport for tokio_rustls::server::TlsStream<TcpStream> {
+    async fn read_idle(&mut self, buffer: &mut BytesMut) -> std::io::Result<Option<usize>> {
+        // The TLS layer may hold decrypted bytes already, so the socket's
+        // readiness says nothing: read through it.
+        buffer.reserve(SMALL_FRAME);
+        self.read_buf(buffer).await.map(Some)
+    }
+}
+
+struct Connection<S> {
+    stream: S,
     buffer: BytesMut,
     broker: Arc<Broker>,
     peer: SocketAddr,
@@ -273,28 +331,61 @@ struct Connection {
     budget: Arc<Semaphore>,
 }
 
-impl Connection {
-    async fn serve(mut self, shutdown: &mut broadcast::Receiver<()>) -> Result<()> {
-        let slot = self.slot.clone();
+impl Connection<TcpStream> {
+    /// The TLS handshake, within `frame_timeout`; `None` if the server
+    /// stops or the reaper closes the connection first.
+    async fn tls(
+        self,
+        acceptor: &tokio_rustls::TlsAcceptor,
+        shutdown: &mut broadcast::Receiver<()>,
+    ) -> Result<Option<Connection<tokio_rustls::server::TlsStream<TcpStream>>>> {
+        let Connection {
+            stream,
+            buffer,
+            broker,
+            peer,
+            slot,
+            epoch,
+            budget,
+        } = self;
+        let limit = broker.config.limits.frame_timeout;
+        let stream = tokio::select! {
+            handshake = tokio::time::timeout(limit, acceptor.accept(stream)) => match handshake {
+                Ok(stream) => stream?,
+                Err(_) => return Err(Error::Io(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("TLS handshake not done within {} ms", limit.as_millis()),
+                ))),
+            },
+            _ = shutdown.recv() => return Ok(None),
+            _ = slot.close.notified() => return Ok(None),
+        };
+        Ok(Some(Connection {
+            stream,
+            buffer,
+            broker,
+            peer,
+            slot,
+            epoch,
+            budget,
+        }))
+    }
+}
+
+impl<S: Transport> Connection<S> {
+    /// Authenticates first if `sasl` asks for it, then serves requests.
+    async fn serve(
+        mut self,
+        shutdown: &mut broadcast::Receiver<()>,
+        sasl: Option<sasl::Session>,
+    ) -> Result<()> {
+        if let Some(session) = sasl {
+            if !self.authenticate(session, shutdown).await? {
+                return Ok(());
+            }
+        }
         loop {
-            let read = tokio::select! {
-                read = self.read_frame() => read?,
-                _ = shutdown.recv() => return Ok(()),
-                _ = slot.close.notified() => {
-                    return match slot.expired.load(Ordering::Relaxed) {
-                        CLOSED_SLOW => Err(frame_timeout(self.broker.config.limits.frame_timeout)),
-                        CLOSED_IDLE => {
-                            tracing::debug!(peer = %self.peer, "idle connection closed (connections.max.idle.ms)");
-                            Ok(())
-                        }
-                        _ => {
-                            tracing::debug!(peer = %self.peer, "idle connection evicted for a new one");
-                            Ok(())
-                        }
-                    };
-                }
-            };
-            let Some((frame, permit)) = read else {
+            let Some((frame, permit)) = self.next_frame(shutdown).await? else {
                 return Ok(());
             };
             let request = codec::decode_request(frame, &self.broker.apis)?;
@@ -311,8 +402,72 @@ impl Connection {
             };
             drop(permit);
             if let Some(response) = response {
-                write_frame(&mut self.stream, &response).await?;
-                Stats::add(&self.broker.stats.bytes_out, response.len() as u64);
+                self.send(&response).await?;
+            }
+        }
+    }
+
+    /// Writes one response frame whole (TLS included: flushed).
+    async fn send(&mut self, response: &Frame) -> Result<()> {
+        write_frame(&mut self.stream, response).await?;
+        // A no-op on TCP; TLS holds encrypted bytes until flushed.
+        self.stream.flush().await?;
+        Stats::add(&self.broker.stats.bytes_out, response.len() as u64);
+        Ok(())
+    }
+
+    /// Answers ApiVersions, SaslHandshake and SaslAuthenticate until the
+    /// client has authenticated (true), fails to (false, after the
+    /// response that says why) or goes away (false). Any other request
+    /// first is an error: the connection closes without a response.
+    async fn authenticate(
+        &mut self,
+        mut session: sasl::Session,
+        shutdown: &mut broadcast::Receiver<()>,
+    ) -> Result<bool> {
+        loop {
+            let Some((frame, _permit)) = self.next_frame(shutdown).await? else {
+                return Ok(false);
+            };
+            let request = codec::decode_request(frame, &self.broker.apis)?;
+            let (response, progress) = handlers::authenticate(&self.broker, &mut session, request)?;
+            self.send(&response).await?;
+            match progress {
+                AuthProgress::Continue => {}
+                AuthProgress::Authenticated(user) => {
+                    tracing::debug!(peer = %self.peer, %user, "authenticated");
+                    return Ok(true);
+                }
+                AuthProgress::Refused => {
+                    tracing::debug!(peer = %self.peer, "SASL authentication refused");
+                    return Ok(false);
+                }
+            }
+        }
+    }
+
+    /// The next frame, `None` when the client or the server closes; the
+    /// reaper's deadlines end it with an error (frame) or quietly (idle).
+    async fn next_frame(
+        &mut self,
+        shutdown: &mut broadcast::Receiver<()>,
+    ) -> Result<Option<(Bytes, Option<OwnedSemaphorePermit>)>> {
+        let slot = self.slot.clone();
+        tokio::select! {
+            read = self.read_frame() => read,
+            _ = shutdown.recv() => Ok(None),
+            _ = slot.close.notified() => {
+                match slot.expired.load(Ordering::Relaxed) {
+                    CLOSED_SLOW => Err(frame_timeout(self.broker.config.limits.frame_timeout)),
+                    CLOSED_IDLE => {
+                        tracing::debug!(peer = %self.peer, "idle connection closed (connections.max.idle.ms)");
+                        Ok(None)
+                    }
+                    _ => {
+                        tracing::debug!(peer = %self.peer, "idle connection evicted for a new one");
+                        Ok(None)
+                    }
+                }
             }
         }
     }
@@ -355,15 +510,10 @@ impl Connection {
                 self.buffer.reserve(want);
                 self.stream.read_buf(&mut self.buffer).await?
             } else {
-                // Idle: wait for bytes before taking any buffer, so an idle
-                // connection holds no more memory than it has.
                 self.slot.set_idle(self.epoch);
-                self.stream.readable().await?;
-                self.buffer.reserve(SMALL_FRAME);
-                match self.stream.try_read_buf(&mut self.buffer) {
-                    Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                    Err(e) => return Err(e.into()),
+                match self.stream.read_idle(&mut self.buffer).await? {
+                    Some(n) => n,
+                    None => continue,
                 }
             };
             if n == 0 {

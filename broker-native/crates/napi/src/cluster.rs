@@ -1,7 +1,7 @@
 //! `startCluster`: N broker nodes in this process with follower replication,
 //! and the faults a scenario injects (kill, pause, restart a node).
 
-use crate::{to_js_error, BindingBrokerStats, BrokerLimits};
+use crate::{to_js_error, BindingBrokerStats, BrokerLimits, BrokerSecurity};
 use kbench_broker_core::launcher::{Cluster, ClusterSpec};
 use kbench_broker_core::FsyncPolicy;
 use napi::bindgen_prelude::*;
@@ -26,6 +26,8 @@ pub struct BindingClusterOptions {
     pub auto_create_topics: Option<bool>,
     /// Each node's limits.
     pub limits: Option<BrokerLimits>,
+    /// Each node's client listener (replicas fetch over a plaintext port of their own).
+    pub security: Option<BrokerSecurity>,
 }
 
 #[napi(object, js_name = "ClusterNodeInfo")]
@@ -68,6 +70,7 @@ pub async fn start_cluster(options: BindingClusterOptions) -> Result<BindingClus
         spec.replica_lag_ms = i64::from(ms);
     }
     spec.limits = BrokerLimits::resolve(options.limits)?;
+    spec.security = BrokerSecurity::resolve(options.security)?;
     spec.auto_create_topics = options.auto_create_topics.unwrap_or(false);
     let inner = Cluster::start(spec).await.map_err(to_js_error)?;
     Ok(BindingClusterHandle { inner })

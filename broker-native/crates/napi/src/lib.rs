@@ -4,7 +4,9 @@
 mod cluster;
 mod loadgen;
 
-use kbench_broker_core::{BrokerConfig, Limits, StatsSnapshot};
+use kbench_broker_core::{
+    BrokerConfig, Limits, SaslMechanism, SaslUsers, Security, StatsSnapshot, TlsFiles,
+};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -21,6 +23,62 @@ pub struct BindingBrokerOptions {
     pub auto_create_topics: Option<bool>,
     /// What clients may make the broker hold; each absent field keeps its default.
     pub limits: Option<BrokerLimits>,
+    /// TLS and SASL on the listener; absent: PLAINTEXT.
+    pub security: Option<BrokerSecurity>,
+}
+
+/// The listener's TLS and SASL, the `kbench-broker` flags of the same names.
+#[napi(object)]
+pub struct BrokerSecurity {
+    /// PEM certificate chain and key: the listener speaks TLS.
+    pub tls_cert: Option<String>,
+    pub tls_key: Option<String>,
+    /// PEM CA: clients must present a certificate it signed (mutual TLS).
+    pub tls_ca: Option<String>,
+    /// `plain`, `scram-sha-256`, `scram-sha-512` (any case): the listener asks for SASL.
+    pub sasl_mechanisms: Option<Vec<String>>,
+    /// `NAME:PASSWORD` pairs.
+    pub users: Option<Vec<String>>,
+}
+
+impl BrokerSecurity {
+    pub(crate) fn resolve(options: Option<BrokerSecurity>) -> Result<Security> {
+        let Some(o) = options else {
+            return Ok(Security::default());
+        };
+        let invalid = |message: String| Error::new(Status::InvalidArg, message);
+        let tls = match (o.tls_cert, o.tls_key) {
+            (Some(cert), Some(key)) => Some(TlsFiles {
+                cert: cert.into(),
+                key: key.into(),
+                client_ca: o.tls_ca.map(Into::into),
+            }),
+            (None, None) if o.tls_ca.is_none() => None,
+            _ => return Err(invalid("security: tlsCert and tlsKey go together".into())),
+        };
+        let mechanisms = o
+            .sasl_mechanisms
+            .unwrap_or_default()
+            .iter()
+            .map(|m| SaslMechanism::parse(m).map_err(|e| invalid(e.to_string())))
+            .collect::<Result<Vec<_>>>()?;
+        let users = o
+            .users
+            .unwrap_or_default()
+            .iter()
+            .map(|u| Security::parse_user(u).map_err(|e| invalid(e.to_string())))
+            .collect::<Result<Vec<_>>>()?;
+        let sasl = match (mechanisms.is_empty(), users.is_empty()) {
+            (true, true) => None,
+            (false, false) => Some(SaslUsers { mechanisms, users }),
+            _ => {
+                return Err(invalid(
+                    "security: saslMechanisms and users go together".into(),
+                ))
+            }
+        };
+        Ok(Security { tls, sasl })
+    }
 }
 
 /// The broker's limits (docs/broker.md), the `kbench-broker` flags of the same names.
@@ -130,6 +188,7 @@ impl TryFrom<BindingBrokerOptions> for BrokerConfig {
             config.auto_create_topics = auto;
         }
         config.limits = BrokerLimits::resolve(options.limits)?;
+        config.security = BrokerSecurity::resolve(options.security)?;
         Ok(config)
     }
 }

@@ -97,8 +97,15 @@ impl ClusterNode {
         }))
     }
 
-    /// Records this node's address in the cluster state.
-    pub fn register(&self, host: &str, port: u16, cluster_id: &str) -> Result<()> {
+    /// Records this node's address in the cluster state: the client
+    /// listener's port, and a plaintext one for replicas if it differs.
+    pub fn register(
+        &self,
+        host: &str,
+        port: u16,
+        replication_port: Option<u16>,
+        cluster_id: &str,
+    ) -> Result<()> {
         self.store.modify(|s| {
             if s.cluster_id.is_empty() {
                 s.cluster_id = cluster_id.to_string();
@@ -108,6 +115,7 @@ impl ClusterNode {
                 NodeInfo {
                     host: host.to_string(),
                     port,
+                    replication_port,
                 },
             );
             Ok(())
@@ -309,7 +317,7 @@ impl ClusterNode {
         });
         for (leader, targets) in by_leader {
             let follow = Follow {
-                address: state.nodes.get(&leader).cloned(),
+                address: state.nodes.get(&leader).map(NodeInfo::for_replication),
                 targets,
             };
             match fetchers.get(&leader) {

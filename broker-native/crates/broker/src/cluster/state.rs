@@ -32,6 +32,21 @@ pub struct ClusterState {
 pub struct NodeInfo {
     pub host: String,
     pub port: u16,
+    /// A plaintext listener for replicas only, when the client listener
+    /// asks for TLS or SASL (followers fetch there, without credentials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication_port: Option<u16>,
+}
+
+impl NodeInfo {
+    /// Where a follower fetches from this node.
+    pub fn for_replication(&self) -> NodeInfo {
+        NodeInfo {
+            host: self.host.clone(),
+            port: self.replication_port.unwrap_or(self.port),
+            replication_port: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -242,6 +257,7 @@ mod tests {
                     NodeInfo {
                         host: "127.0.0.1".into(),
                         port: 9092,
+                        replication_port: None,
                     },
                 );
                 Ok(())

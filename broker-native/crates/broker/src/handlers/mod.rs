@@ -16,15 +16,19 @@ pub mod init_producer_id;
 pub mod list_offsets;
 pub mod metadata;
 pub mod produce;
+pub mod sasl_authenticate;
+pub mod sasl_handshake;
 
 use crate::broker::Broker;
 use crate::codec::{
     encode_fetch_response, encode_response, encode_response_with_header_version, DecodedRequest,
     Frame, Request,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::security::sasl::{Handshake, Session};
 use bytes::BytesMut;
 use kafka_protocol::messages::ApiKey;
+use kafka_protocol::ResponseError;
 use std::net::SocketAddr;
 
 /// Runs one request and returns its encoded response frame (`None` for
@@ -74,9 +78,80 @@ pub async fn dispatch(
         Request::AlterConfigs(req) => encode(&alter_configs::response(broker, req, version))?,
         Request::InitProducerId(req) => encode(&init_producer_id::response(broker, req, version))?,
         Request::DescribeCluster(req) => encode(&describe_cluster::response(broker, req, version))?,
+        // Past authentication (the server handles them before it).
+        Request::SaslHandshake(_) => encode(&sasl_handshake::out_of_order())?,
+        Request::SaslAuthenticate(_) => encode(&sasl_authenticate::out_of_order())?,
         group_request => groups::dispatch(broker, &header, group_request, peer, encode).await?,
     };
     Ok(Some(frame.into()))
+}
+
+/// Where a connection is in its SASL authentication after a request.
+pub enum AuthProgress {
+    /// Keep going: more requests of the exchange to come.
+    Continue,
+    /// The client is this user: serve it from now on.
+    Authenticated(String),
+    /// The response says why; then close the connection.
+    Refused,
+}
+
+/// Runs one request of a connection that has not authenticated yet:
+/// ApiVersions, SaslHandshake or SaslAuthenticate. Anything else is an
+/// error, and the server closes the connection without a response, as
+/// Kafka does.
+pub fn authenticate(
+    broker: &Broker,
+    session: &mut Session,
+    request: DecodedRequest,
+) -> Result<(Frame, AuthProgress)> {
+    let DecodedRequest {
+        header,
+        api_key,
+        body,
+    } = request;
+    let version = header.request_api_version;
+    let correlation_id = header.correlation_id;
+    let (frame, progress) = match body {
+        Request::UnsupportedApiVersions => {
+            let response = api_versions::unsupported_version_response(broker);
+            let frame = encode_response_with_header_version(correlation_id, 0, 0, &response)?;
+            (frame, AuthProgress::Continue)
+        }
+        Request::ApiVersions(req) => {
+            let response = api_versions::response(broker, req, version);
+            let frame = encode_response(correlation_id, api_key, version, &response)?;
+            (frame, AuthProgress::Continue)
+        }
+        Request::SaslHandshake(req) => {
+            let (response, outcome) = sasl_handshake::response(session, req);
+            let progress = match outcome {
+                Handshake::Accepted => AuthProgress::Continue,
+                Handshake::Unsupported | Handshake::OutOfOrder => AuthProgress::Refused,
+            };
+            let frame = encode_response(correlation_id, api_key, version, &response)?;
+            (frame, progress)
+        }
+        Request::SaslAuthenticate(req) => {
+            let (response, progress) = sasl_authenticate::response(session, req);
+            let progress = match progress {
+                sasl_authenticate::Progress::Continue => AuthProgress::Continue,
+                sasl_authenticate::Progress::Authenticated(user) => {
+                    AuthProgress::Authenticated(user)
+                }
+                sasl_authenticate::Progress::Refused => AuthProgress::Refused,
+            };
+            let frame = encode_response(correlation_id, api_key, version, &response)?;
+            (frame, progress)
+        }
+        _ => {
+            return Err(Error::kafka(
+                ResponseError::IllegalSaslState,
+                format!("{api_key:?} before SASL authentication"),
+            ))
+        }
+    };
+    Ok((frame.into(), progress))
 }
 
 /// Lets one closure encode any response type.
