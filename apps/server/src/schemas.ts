@@ -95,6 +95,9 @@ const runCommon = {
   notes: { type: 'string' },
   /** The runs that went on at the same time on this machine (absent for a run alone). */
   concurrentWith: { type: 'array', items: { type: 'string' } },
+  /** The sweep value the run measured, and the series it belongs to (each absent when it has none). */
+  sweepValue: { type: 'string' },
+  series: { type: 'string' },
 } as const;
 
 export const runListItem = {

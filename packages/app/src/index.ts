@@ -18,9 +18,11 @@ export {
   ShortenedScenarioError,
 } from './scenario-file.js';
 export {
+  newSeriesId,
   runSeries,
   type SeriesItem,
   type SeriesOptions,
   type SeriesOutcome,
+  sweepSeries,
   withRunSlot,
 } from './series.js';

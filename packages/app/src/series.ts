@@ -1,16 +1,37 @@
 // A series: runs one after another while one process holds the run slot (a sweep's points, one
 // scenario on several targets, a reproduction's experiments). `kbench run|sweep|rerun|reproduce`
 // and the workbench's runs, sweeps and reproductions all run here.
+import { randomBytes } from 'node:crypto';
 import type { LiveRun } from '@kbench/engine';
 import type { ProfileStore } from '@kbench/engine/profiles';
 import type { History, RunSlot, SlotClaim, SlotHold } from '@kbench/history';
-import type { RunRecord, RunStatus, Scenario } from '@kbench/schema';
+import { expandSweep, type RunRecord, type RunStatus, type Scenario, sweepLabels } from '@kbench/schema';
 
 /** One run of a series: its resolved scenario, the file it came from, and the tags its stored run gets. */
 export interface SeriesItem {
   scenario: Scenario;
   source: string | null;
   tags?: string[];
+  /** The sweep value the run measures, as the scenario writes it; stored as the run's field. */
+  sweepValue?: string;
+  /** The series the run belongs to; stored as the run's field. */
+  series?: string;
+}
+
+/** A new series id, `<kind>:<time>:<random>` (a reproduction's series is its tag instead). */
+export function newSeriesId(kind: 'sweep' | 'targets'): string {
+  return `${kind}:${new Date().toISOString()}:${randomBytes(3).toString('hex')}`;
+}
+
+/** A scenario's runs: one per sweep value, each with its value and the sweep's series, or the scenario alone. */
+export function sweepSeries(scenario: Scenario, source: string | null): SeriesItem[] {
+  if (!scenario.sweep) return [{ scenario, source }];
+  const series = newSeriesId('sweep');
+  const values = sweepLabels(scenario);
+  return expandSweep(scenario).map((plan, i) => {
+    const sweepValue = values[i];
+    return { scenario: plan, source, series, ...(sweepValue === undefined ? {} : { sweepValue }) };
+  });
 }
 
 export interface SeriesOptions {
@@ -64,6 +85,8 @@ export async function runSeries(items: SeriesItem[], opts: SeriesOptions): Promi
         concurrentWith: others,
         ...(opts.profiles ? { profiles: opts.profiles } : {}),
         ...(opts.maxRate === undefined ? {} : { maxRate: opts.maxRate }),
+        ...(item.sweepValue === undefined ? {} : { sweepValue: item.sweepValue }),
+        ...(item.series === undefined ? {} : { series: item.series }),
       });
     } catch (err) {
       hold.endRun();

@@ -22,6 +22,9 @@ export interface RecordedRunOptions {
   id?: string;
   /** The other runs going on this machine as it starts (SlotHold.startRun), recorded on both sides. */
   concurrentWith?: string[];
+  /** The sweep value this run measures, and the series it belongs to, stored as the run's fields. */
+  sweepValue?: string;
+  series?: string;
 }
 
 /**
@@ -106,6 +109,8 @@ class RecordedRun extends EventEmitter implements LiveRun {
       tags: [],
       notes: '',
       ...(this.options.concurrentWith?.length ? { concurrentWith: this.options.concurrentWith } : {}),
+      ...(this.options.sweepValue === undefined ? {} : { sweepValue: this.options.sweepValue }),
+      ...(this.options.series === undefined ? {} : { series: this.options.series }),
     };
     await history.createRun(record);
     this.done = this.execute(record);

@@ -39,6 +39,8 @@ export interface RunFilter {
   status?: RunStatus;
   /** Case-insensitive substring of the name, id, target or tags. */
   search?: string;
+  /** Runs of the series whose id starts with this (a reproduction's `reproduce:<folder>:`). */
+  seriesPrefix?: string;
   limit?: number;
 }
 
@@ -173,6 +175,10 @@ export class History {
       where.push(
         `(contains(lower(name), ${p}) OR contains(lower(id), ${p}) OR contains(lower(target), ${p}) OR contains(lower(tags), ${p}))`,
       );
+    }
+    if (filter.seriesPrefix !== undefined) {
+      values.push(filter.seriesPrefix);
+      where.push(`starts_with(series, $${values.length})`);
     }
     let sql = `SELECT ${RUN_LIST_COLUMNS.join(', ')}, ${CONCURRENT_WITH_COLUMN} FROM runs`;
     if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;

@@ -79,6 +79,19 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 4,
+    description: "a run's sweep value and series as fields",
+    statements: [
+      'ALTER TABLE runs ADD COLUMN sweep_value VARCHAR',
+      'ALTER TABLE runs ADD COLUMN series VARCHAR',
+      // Older runs carried them as text: a sweep's run is named `<name> [<knob>=<value>]`, and a
+      // reproduction's runs are tagged `reproduce:<folder>:<time>[-quick]`.
+      String.raw`UPDATE runs SET sweep_value = regexp_extract(name, '\[([^=\]]+)=(.*)\]$', 2)
+        WHERE regexp_matches(name, '\[([^=\]]+)=(.*)\]$')`,
+      `UPDATE runs SET series = list_filter(from_json(tags, '["VARCHAR"]'), t -> starts_with(t, 'reproduce:'))[1]`,
+    ],
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -27,6 +27,8 @@ export const RUN_COLUMNS = [
   'owner_pid',
   'owner_host',
   'faults',
+  'sweep_value',
+  'series',
 ] as const;
 
 /** Columns of `runs` a list row needs (everything but the scenario and environment JSON). */
@@ -43,6 +45,8 @@ export const RUN_LIST_COLUMNS = [
   'finished_at',
   'tags',
   'notes',
+  'sweep_value',
+  'series',
 ] as const;
 
 /** A select-list item for a run row: the other runs it went on with, as text (`a,b`), null for none. */
@@ -104,6 +108,8 @@ export function runValues(run: RunRecord, owner: { pid: number; host: string }):
     owner.pid,
     owner.host,
     run.faults === undefined ? null : JSON.stringify(run.faults),
+    run.sweepValue ?? null,
+    run.series ?? null,
   ];
 }
 
@@ -130,7 +136,15 @@ export function toRunListItem(row: Row): RunListItem {
     tags: JSON.parse(text(row.tags)) as string[],
     notes: text(row.notes),
     ...concurrentWith(row),
+    ...seriesFields(row),
   };
+}
+
+/** `{ sweepValue, series }` from a row, each only when the run has it. */
+function seriesFields(row: Row): { sweepValue?: string; series?: string } {
+  const sweepValue = textOrNull(row.sweep_value);
+  const series = textOrNull(row.series);
+  return { ...(sweepValue === null ? {} : { sweepValue }), ...(series === null ? {} : { series }) };
 }
 
 /** `{ concurrentWith }` from the CONCURRENT_WITH_COLUMN of a row, or nothing for a run alone. */
@@ -155,6 +169,7 @@ export function toRunRecord(row: Row): RunRecord {
     notes: text(row.notes),
     ...(faults === undefined ? {} : { faults: JSON.parse(faults) as FaultEvent[] }),
     ...concurrentWith(row),
+    ...seriesFields(row),
   };
 }
 

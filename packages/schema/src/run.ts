@@ -229,6 +229,13 @@ export interface RunRecord {
    * the run slot, `--concurrent`), absent for a run that had the machine to itself. Both runs record it.
    */
   concurrentWith?: string[];
+  /** The value of the sweep's knob this run measured, as the scenario writes it (a sweep's runs only). */
+  sweepValue?: string;
+  /**
+   * The series the run belongs to, shared by its runs: a reproduction's `reproduce:<folder>:<time>`,
+   * or a sweep's or a comparison of targets' id (absent for a run alone).
+   */
+  series?: string;
 }
 
 /** The warning shown wherever the figures of a run that shared the machine appear. */

@@ -198,17 +198,23 @@ async function runExperiment(
     return { experiment, scenario, notRun, runs: [] };
   }
   const source = path.relative(process.cwd(), file);
+  // The reproduction's tag is its series too; each run carries its sweep value as a field.
   const records = await runPlans(
-    runnable.map((r) => r.plan),
-    source,
+    runnable.map(({ plan, value }) => ({
+      scenario: plan,
+      source,
+      tags: [tag],
+      series: tag,
+      ...(value === undefined ? {} : { sweepValue: value }),
+    })),
     false,
-    { slot, tags: [tag] },
+    { slot },
   );
   const history = await History.open();
   const runs = await Promise.all(
-    records.map(async (record, i) => ({
+    records.map(async (record) => ({
       record,
-      measured: measuredRun(experiment, record, runnable[i]?.value, await history.getSamples(record.id)),
+      measured: measuredRun(experiment, record, record.sweepValue, await history.getSamples(record.id)),
     })),
   );
   return { experiment, scenario, notRun, runs };

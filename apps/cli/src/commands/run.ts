@@ -1,8 +1,16 @@
 import path from 'node:path';
-import { loadScenarioFile, runSeries, type ScenarioOverrides, ScenarioReadError } from '@kbench/app';
+import {
+  loadScenarioFile,
+  newSeriesId,
+  runSeries,
+  type ScenarioOverrides,
+  ScenarioReadError,
+  type SeriesItem,
+  sweepSeries,
+} from '@kbench/app';
 import { assertSupported, type LiveRun, planRun, type RunPlan } from '@kbench/engine';
 import { History, type SlotHold } from '@kbench/history';
-import { concurrentWarning, expandSweep, parseScenario, type RunRecord, type Scenario } from '@kbench/schema';
+import { concurrentWarning, parseScenario, type RunRecord, type Scenario } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { faultsText, fmtNumber, propertiesText, runHeader, summaryText, table } from '../format.js';
 import { ProgressLine } from '../progress.js';
@@ -75,7 +83,14 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     const results = await withRunSlot(
       { command: `kbench ${command}`, name: scenarios[0]?.name ?? file },
       concurrent,
-      (slot) => runPlans(scenarios, source, json, { ...options, slot }),
+      (slot) => {
+        const series = newSeriesId('targets');
+        return runPlans(
+          scenarios.map((scenario) => ({ scenario, source, series })),
+          json,
+          { ...options, slot },
+        );
+      },
     );
     if (!json && results.length > 1) process.stdout.write(`\n${targetComparisonText(results)}\n`);
     return report(results, json);
@@ -85,15 +100,20 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
   if (command === 'sweep' && !scenario.sweep) {
     throw new UsageError(`kbench sweep: ${file} has no sweep; add sweep: { knob, values } or use kbench run`);
   }
-  const plans = expandSweep(scenario);
-  if (values['dry-run']) return dryRun(plans, json, maxRate);
+  const items = sweepSeries(scenario, source);
+  if (values['dry-run'])
+    return dryRun(
+      items.map((i) => i.scenario),
+      json,
+      maxRate,
+    );
   // A sweep ends at a run that does not complete: the points after it would measure a broken setup.
   const results = await withRunSlot(
     { command: `kbench ${command}`, name: scenario.name },
     concurrent,
-    (slot) => runPlans(plans, source, json, { ...options, slot, endOnFailure: plans.length > 1 }),
+    (slot) => runPlans(items, json, { ...options, slot, endOnFailure: items.length > 1 }),
   );
-  return report(results, json, plans.length > 1);
+  return report(results, json, items.length > 1);
 }
 
 function maxRateOption(command: string, value: string | undefined): number | undefined {
@@ -229,16 +249,11 @@ export function interrupted(): boolean {
  * cleanly. With `endOnFailure`, the series ends at the first run that does not complete.
  */
 export async function runPlans(
-  plans: Scenario[],
-  source: string | null,
+  items: SeriesItem[],
   json: boolean,
-  {
-    endOnFailure = false,
-    slot,
-    tags = [],
-    maxRate,
-  }: { maxRate?: number; endOnFailure?: boolean; slot: SlotHold; tags?: string[] },
+  { endOnFailure = false, slot, maxRate }: { maxRate?: number; endOnFailure?: boolean; slot: SlotHold },
 ): Promise<RunRecord[]> {
+  const plans = items.map((i) => i.scenario);
   const history = await History.open();
   // Installed before the slot names a run, so a signal sent to the pid it names always stops cleanly.
   let current: LiveRun | null = null;
@@ -252,45 +267,42 @@ export async function runPlans(
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const outcome = await runSeries(
-      plans.map((scenario) => ({ scenario, source, tags })),
-      {
-        history,
-        hold: slot,
-        endOnFailure,
-        ...(maxRate === undefined ? {} : { maxRate }),
-        interrupted: () => interruptedBySignal,
-        beforeRun: ({ scenario: plan }, i) => {
-          if (plans.length > 1)
-            process.stderr.write(
-              `\n${plan.sweep === undefined && plans.every((p) => p.name === plan.name) ? 'target' : 'sweep'} ${i + 1}/${plans.length}: ${plan.name} -> ${plan.target}\n`,
-            );
-        },
-        onStart: (run, _i, others) => {
-          current = run;
-          if (interruptedBySignal) run.stop();
+    const outcome = await runSeries(items, {
+      history,
+      hold: slot,
+      endOnFailure,
+      ...(maxRate === undefined ? {} : { maxRate }),
+      interrupted: () => interruptedBySignal,
+      beforeRun: ({ scenario: plan }, i) => {
+        if (plans.length > 1)
           process.stderr.write(
-            `run ${run.id}: ${run.scenario.name} -> ${run.scenario.target} (history: ${history.path})\n`,
+            `\n${plan.sweep === undefined && plans.every((p) => p.name === plan.name) ? 'target' : 'sweep'} ${i + 1}/${plans.length}: ${plan.name} -> ${plan.target}\n`,
           );
-          if (others.length > 0) process.stderr.write(`warning: this run ${concurrentWarning(others)}\n`);
-          const line = new ProgressLine();
-          progress = line;
-          run.on('sample', (s) => line.sample(s));
-          run.on('progress', (p) => line.update(p));
-          run.on('log', ({ level, message }: { level: string; message: string }) => {
-            if (level === 'info' || process.env.KBENCH_DEBUG) line.note(message);
-          });
-        },
-        onEnd: (record) => {
-          current = null;
-          progress?.end();
-          if (!json)
-            process.stdout.write(
-              `\n${runHeader(record)}\n\n${summaryText(record.summary)}${faultsText(record.faults)}\n`,
-            );
-        },
       },
-    );
+      onStart: (run, _i, others) => {
+        current = run;
+        if (interruptedBySignal) run.stop();
+        process.stderr.write(
+          `run ${run.id}: ${run.scenario.name} -> ${run.scenario.target} (history: ${history.path})\n`,
+        );
+        if (others.length > 0) process.stderr.write(`warning: this run ${concurrentWarning(others)}\n`);
+        const line = new ProgressLine();
+        progress = line;
+        run.on('sample', (s) => line.sample(s));
+        run.on('progress', (p) => line.update(p));
+        run.on('log', ({ level, message }: { level: string; message: string }) => {
+          if (level === 'info' || process.env.KBENCH_DEBUG) line.note(message);
+        });
+      },
+      onEnd: (record) => {
+        current = null;
+        progress?.end();
+        if (!json)
+          process.stdout.write(
+            `\n${runHeader(record)}\n\n${summaryText(record.summary)}${faultsText(record.faults)}\n`,
+          );
+      },
+    });
     const ended = outcome.endedAt;
     if (endOnFailure && ended)
       process.stderr.write(
@@ -321,7 +333,7 @@ export async function rerunCommand(argv: string[]): Promise<number> {
   const results = await withRunSlot(
     { command: 'kbench rerun', name: scenario.name },
     Boolean(values.concurrent),
-    (slot) => runPlans([scenario], original.source, json, { slot }),
+    (slot) => runPlans([{ scenario, source: original.source }], json, { slot }),
   );
   return report(results, json);
 }

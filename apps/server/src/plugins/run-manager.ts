@@ -90,22 +90,14 @@ export class RunManager {
    * Runs a sweep's plans as a series that ends at the first run that fails or is stopped (the points
    * after it would measure a broken setup). Resolves with the first run.
    */
-  async startSweep(
-    knob: string,
-    plans: Scenario[],
-    source: string | null,
-    opts: { concurrent?: boolean } = {},
-  ): Promise<LiveRun> {
-    const sweep: Sweep = { knob, total: plans.length, ids: [], finished: false, error: null };
-    const { first } = await this.startSeries(
-      plans.map((scenario) => ({ scenario, source })),
-      {
-        series: sweep,
-        endOnFailure: true,
-        onRun: (id) => this.sweeps.set(id, sweep),
-        ...(opts.concurrent ? { concurrent: true } : {}),
-      },
-    );
+  async startSweep(knob: string, items: SeriesItem[], opts: { concurrent?: boolean } = {}): Promise<LiveRun> {
+    const sweep: Sweep = { knob, total: items.length, ids: [], finished: false, error: null };
+    const { first } = await this.startSeries(items, {
+      series: sweep,
+      endOnFailure: true,
+      onRun: (id) => this.sweeps.set(id, sweep),
+      ...(opts.concurrent ? { concurrent: true } : {}),
+    });
     return first;
   }
 

@@ -334,7 +334,14 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
       let tag = reproductionTag(wu.folder, now, quick);
       for (let n = 2; started.has(tag); n++) tag = reproductionTag(wu.folder, now, quick, `.${n}`);
       const items: SeriesItem[] = planned.flatMap((p) =>
-        p.runnable.map(({ plan }) => ({ scenario: plan, source: p.source, tags: [tag] })),
+        // The reproduction's tag is its series too; each run carries its sweep value as a field.
+        p.runnable.map(({ plan, value }) => ({
+          scenario: plan,
+          source: p.source,
+          tags: [tag],
+          series: tag,
+          ...(value === undefined ? {} : { sweepValue: value }),
+        })),
       );
       if (items.length === 0)
         throw new HttpError(
@@ -378,10 +385,11 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
       const [wu, published] = await writeUp(request.query.folder, 404);
       const base = info(wu, published);
       const prefix = `reproduce:${wu.folder}:`;
-      const ofFolder = (t: string) => t.startsWith(prefix) && parseReproductionTag(t)?.folder === wu.folder;
+      // A reproduction's runs share its series, `reproduce:<folder>:<time>[-quick]`.
       const byTag = new Map<string, RunListItem[]>();
-      for (const run of await app.history.listRuns({ search: prefix })) {
-        for (const t of run.tags.filter(ofFolder)) byTag.set(t, [...(byTag.get(t) ?? []), run]);
+      for (const run of await app.history.listRuns({ seriesPrefix: prefix })) {
+        const t = run.series as string;
+        if (parseReproductionTag(t)?.folder === wu.folder) byTag.set(t, [...(byTag.get(t) ?? []), run]);
       }
       const reproductions = [...byTag.entries()]
         .map(([t, runs]) => ({
@@ -441,8 +449,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
           const knob = p.scenario?.sweep?.knob;
           return Promise.all(
             own.map(async (r) => {
-              // A sweep's runs are named `<name> [<knob>=<value>]`, the value as the rules write it.
-              const sweepValue = knob ? (/\[([^=\]]+)=(.*)\]$/.exec(r.name)?.[2] ?? null) : null;
+              const sweepValue = knob ? (r.sweepValue ?? null) : null;
               const samples = overTime && r.status !== 'running' ? await app.history.getSamples(r.id) : [];
               const m = measuredRun(p.experiment, r, sweepValue, samples);
               const run: ReproductionRun = {

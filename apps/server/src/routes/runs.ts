@@ -1,14 +1,7 @@
 import { stat } from 'node:fs/promises';
-import { rawScenario, resolveScenario } from '@kbench/app';
+import { rawScenario, resolveScenario, sweepSeries } from '@kbench/app';
 import { samplesToCsv } from '@kbench/history';
-import {
-  expandSweep,
-  RUN_STATUSES,
-  type RunStatus,
-  readScenarioText,
-  type Scenario,
-  ScenarioError,
-} from '@kbench/schema';
+import { RUN_STATUSES, type RunStatus, readScenarioText, type Scenario, ScenarioError } from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, invalidScenario } from '../http-error.js';
 import { errorResponses, runIdParams, runListItem, runRecord, sample } from '../schemas.js';
@@ -85,7 +78,8 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const { scenario, source } = await scenarioFromBody(app, request.body);
       // Every run of a series is checked before the first starts (a sweep over targets, say).
-      const plans = expandSweep(scenario);
+      const items = sweepSeries(scenario, source);
+      const plans = items.map((i) => i.scenario);
       const { unsupportedIssues } = await import('@kbench/engine');
       const issues = plans.flatMap((plan, i) =>
         unsupportedIssues(plan, { profiles: app.profiles }).map((issue) =>
@@ -99,7 +93,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
       let run: Awaited<ReturnType<typeof app.runs.start>>;
       try {
         run = scenario.sweep
-          ? await app.runs.startSweep(scenario.sweep.knob, plans, source, concurrent)
+          ? await app.runs.startSweep(scenario.sweep.knob, items, concurrent)
           : await app.runs.start(scenario, source, concurrent);
       } catch (err) {
         if (err instanceof ScenarioError) throw invalidScenario(err.issues);
