@@ -271,6 +271,10 @@ struct PartitionState {
 #[derive(Debug)]
 struct InFlight {
     batches: Vec<ClosedBatch>,
+    /// The request's size on the wire, counted when its fate is known (answered or its connection
+    /// lost), in the same interval as the records it acknowledges: counted at send, a short
+    /// measured window showed fewer wire bytes than value bytes (requests sent in warm-up, acked after).
+    wire: u64,
 }
 
 struct Engine {
@@ -741,12 +745,13 @@ impl Engine {
         let id = connection.id();
         match connection.send(version, &request, acks != 0).await {
             Ok((correlation_id, wire)) => {
-                self.stats().add_wire_bytes(wire as u64);
                 if acks == 0 {
+                    self.stats().add_wire_bytes(wire as u64);
                     self.acked(batches, now_micros());
                 } else {
+                    let wire = wire as u64;
                     self.in_flight
-                        .insert((id, correlation_id), InFlight { batches });
+                        .insert((id, correlation_id), InFlight { batches, wire });
                 }
                 true
             }
@@ -796,6 +801,7 @@ impl Engine {
             .collect();
         for key in lost {
             if let Some(f) = self.in_flight.remove(&key) {
+                self.stats().add_wire_bytes(f.wire);
                 self.requeue(f.batches);
             }
         }
@@ -826,6 +832,7 @@ impl Engine {
         else {
             return;
         };
+        self.stats().add_wire_bytes(in_flight.wire);
         let ack_micros = now_micros();
         let response = match decode_response::<ProduceRequest>(frame, self.produce_version) {
             Ok(r) => r,
