@@ -129,8 +129,8 @@ test('a reproduction under way shows a bar and the time left, and its Stop ends 
     `name: ${name}\ndescription: a long steady producer\ndriver: native\nduration: 60s\nproducers: { count: 1, rate: 1000 }\n`;
   await writeUpFolder('long-e2e', {
     'published.yaml': `title: Two long runs\nexperiments:\n  - scenario: first.yaml\n    title: The first\n    published: { throughput: "1,000 rec/s" }\n  - scenario: second.yaml\n    title: The second\n    published: { throughput: "1,000 rec/s" }\n`,
-    'first.yaml': long('long first'),
-    'second.yaml': long('long second'),
+    'first.yaml': long('web-long-e2e first'),
+    'second.yaml': long('web-long-e2e second'),
   });
   await page.goto('/#/reproductions/user%2Flong-e2e');
   await page.getByTestId('reproduce').click();
@@ -151,7 +151,7 @@ test('a reproduction under way shows a bar and the time left, and its Stop ends 
   await expect(first).toHaveCount(1);
   await expect(first).toContainText('stopped');
   await expect(page.getByTestId('experiment-second.yaml').getByTestId('our-run')).toHaveCount(0);
-  const runs = (await (await request.get('/api/runs?search=long')).json()) as { status: string }[];
+  const runs = (await (await request.get('/api/runs?search=web-long-e2e')).json()) as { status: string }[];
   expect(runs.map((r) => r.status)).toEqual(['stopped']);
 });
 
