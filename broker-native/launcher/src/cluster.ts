@@ -20,6 +20,8 @@ export interface BundledClusterOptions {
   replicaLagMs?: number;
   /** Create topics on first use (kbench-broker's default); false passes --no-auto-create-topics. */
   autoCreateTopics?: boolean;
+  /** More kbench-broker flags for every node (e.g. --tls-cert F --tls-key F --sasl M --user U:P). */
+  extraArgs?: string[];
 }
 
 export interface BundledClusterNode {
@@ -77,6 +79,7 @@ export async function startBundledCluster(options: BundledClusterOptions): Promi
     if (options.sessionTimeoutMs !== undefined)
       args.push('--session-timeout-ms', String(options.sessionTimeoutMs));
     if (options.replicaLagMs !== undefined) args.push('--replica-lag-ms', String(options.replicaLagMs));
+    args.push(...(options.extraArgs ?? []));
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     const lines = createInterface({ input: child.stdout! });
     const first = await Promise.race([

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startBundledCluster } from '@kbench/broker-launcher';
-import { startBroker, startCluster } from '@kbench/broker-native';
+import { type BrokerSecurity, startBroker, startCluster } from '@kbench/broker-native';
 import { kbenchHome } from '@kbench/history';
 import { intOption, parseCommandArgs } from '../args.js';
 import { CommandError, isPortInUse, UsageError } from '../usage.js';
@@ -12,7 +12,9 @@ const FSYNC = /^(none|batch|interval:[1-9]\d*)$/;
  * Runs the bundled broker in the foreground until SIGINT or SIGTERM: one node, a cluster of
  * `--nodes` in this process, or (`--processes`) one OS process per node. Node i listens on
  * port + i - 1 and gets a `node <id> <host>:<port> pid <pid>` line. Topics are created on first
- * use (Kafka's auto.create.topics.enable) unless `--no-auto-create-topics`.
+ * use (Kafka's auto.create.topics.enable) unless `--no-auto-create-topics`. `--tls-cert/--tls-key
+ * [--tls-ca]` and `--sasl MECHANISM --user NAME:PASSWORD` make the listener SSL, SASL_PLAINTEXT or
+ * SASL_SSL (kbench-broker's flags of the same names).
  */
 export async function brokerCommand(argv: string[]): Promise<number> {
   try {
@@ -42,6 +44,11 @@ async function serveBroker(argv: string[]): Promise<number> {
     fsync: { type: 'string' },
     processes: { type: 'boolean' },
     'no-auto-create-topics': { type: 'boolean' },
+    'tls-cert': { type: 'string' },
+    'tls-key': { type: 'string' },
+    'tls-ca': { type: 'string' },
+    sasl: { type: 'string' },
+    user: { type: 'string', multiple: true },
   });
   if (positionals.length > 0)
     throw new UsageError(`kbench broker: unexpected argument ${JSON.stringify(positionals[0])}`);
@@ -55,6 +62,7 @@ async function serveBroker(argv: string[]): Promise<number> {
   const dataDir = path.resolve(values['data-dir'] ?? path.join(kbenchHome(), 'broker'));
   await mkdir(dataDir, { recursive: true });
   const autoCreateTopics = !values['no-auto-create-topics'];
+  const security = securityOptions(values);
   // The broker runs on the addon's own threads, which do not keep Node's event loop alive: this
   // timer does, until a signal comes (without it a lone broker exited as soon as it started).
   const keepAlive = setInterval(() => {}, 1 << 30);
@@ -66,7 +74,14 @@ async function serveBroker(argv: string[]): Promise<number> {
     process.stdout.write(`node ${id} ${host}:${p} pid ${pid}\n`);
 
   if (values.processes) {
-    const cluster = await startBundledCluster({ dataDir, nodes, basePort: port, fsync, autoCreateTopics });
+    const cluster = await startBundledCluster({
+      dataDir,
+      nodes,
+      basePort: port,
+      fsync,
+      autoCreateTopics,
+      extraArgs: securityArgs(security),
+    });
     for (const n of cluster.nodes()) announce(n.id, '127.0.0.1', n.port, n.pid ?? 0);
     process.stderr.write(`${nodes} node process(es), data in ${dataDir}; Ctrl-C to stop\n`);
     await stopped;
@@ -74,17 +89,55 @@ async function serveBroker(argv: string[]): Promise<number> {
     return 0;
   }
   if (nodes > 1 || fsync !== 'none') {
-    const cluster = await startCluster({ nodes, dataDir, basePort: port, fsync, autoCreateTopics });
+    const cluster = await startCluster({ nodes, dataDir, basePort: port, fsync, autoCreateTopics, security });
     for (const n of await cluster.nodes()) announce(n.id, n.host, n.port, process.pid);
     process.stderr.write(`${nodes} node(s) in this process, data in ${dataDir}; Ctrl-C to stop\n`);
     await stopped;
     await cluster.stop();
     return 0;
   }
-  const broker = await startBroker({ dataDir, port, autoCreateTopics });
+  const broker = await startBroker({ dataDir, port, autoCreateTopics, security });
   announce(broker.nodeId, broker.host, broker.port, process.pid);
   process.stderr.write(`data in ${dataDir}; Ctrl-C to stop\n`);
   await stopped;
   await broker.stop();
   return 0;
+}
+
+interface SecurityFlags {
+  'tls-cert'?: string;
+  'tls-key'?: string;
+  'tls-ca'?: string;
+  sasl?: string;
+  user?: string[];
+}
+
+/** The listener's TLS and SASL from the flags (the broker checks the files and names). */
+function securityOptions(flags: SecurityFlags): BrokerSecurity | undefined {
+  const { 'tls-cert': tlsCert, 'tls-key': tlsKey, 'tls-ca': tlsCa, sasl, user } = flags;
+  if ((tlsCert === undefined) !== (tlsKey === undefined) || (tlsCa !== undefined && tlsCert === undefined))
+    throw new UsageError('kbench broker: --tls-cert and --tls-key go together (and --tls-ca needs both)');
+  if ((sasl === undefined) !== (user === undefined))
+    throw new UsageError('kbench broker: --sasl MECHANISM and --user NAME:PASSWORD go together');
+  if (tlsCert === undefined && sasl === undefined) return undefined;
+  const resolve = (file: string | undefined) => (file === undefined ? undefined : path.resolve(file));
+  return {
+    tlsCert: resolve(tlsCert),
+    tlsKey: resolve(tlsKey),
+    tlsCa: resolve(tlsCa),
+    saslMechanisms: sasl?.split(','),
+    users: user,
+  };
+}
+
+/** The same options as kbench-broker flags, for node processes. */
+function securityArgs(security: BrokerSecurity | undefined): string[] {
+  if (!security) return [];
+  const args: string[] = [];
+  if (security.tlsCert && security.tlsKey)
+    args.push('--tls-cert', security.tlsCert, '--tls-key', security.tlsKey);
+  if (security.tlsCa) args.push('--tls-ca', security.tlsCa);
+  if (security.saslMechanisms) args.push('--sasl', security.saslMechanisms.join(','));
+  for (const user of security.users ?? []) args.push('--user', user);
+  return args;
 }

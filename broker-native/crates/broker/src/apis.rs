@@ -37,11 +37,13 @@ impl SupportedApis {
     }
 
     /// `new`, plus SaslHandshake and SaslAuthenticate, for a SASL listener.
-    /// SaslHandshake v0 (raw tokens after the handshake) is not served:
-    /// clients that see SaslAuthenticate use v1.
+    /// SaslHandshake v0 is advertised (librdkafka looks for it before it
+    /// will authenticate at all) but tokens must then come in
+    /// SaslAuthenticate requests, as every client that sees it sends them;
+    /// v0's raw unframed tokens are not read.
     pub fn with_sasl() -> SupportedApis {
         let mut apis = SupportedApis::new().0;
-        apis.push((ApiKey::SaslHandshake, 1, 1));
+        apis.push((ApiKey::SaslHandshake, 0, 1));
         apis.push((ApiKey::SaslAuthenticate, 0, 2));
         apis.sort_by_key(|(key, _, _)| *key as i16);
         SupportedApis(apis)

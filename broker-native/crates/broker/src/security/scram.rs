@@ -237,7 +237,10 @@ impl Exchange {
             .next()
             .and_then(|a| a.strip_prefix("r="))
             .ok_or("client-final has no nonce")?;
-        if nonce != self.nonce {
+        // Kafka accepts a nonce that ends with the server's (the whole
+        // client + server nonce): librdkafka up to 2.0 sends its own nonce
+        // once more in front of it. The server's random part is still bound.
+        if !nonce.ends_with(self.nonce.as_str()) {
             return Err("the nonce is not the one the server sent".into());
         }
         let proof = BASE64
@@ -303,13 +306,25 @@ pub(crate) mod client {
         client_first: &str,
         server_first: &str,
     ) -> (String, Vec<u8>) {
-        let mut nonce = "";
+        let nonce = server_first
+            .split(',')
+            .find_map(|a| a.strip_prefix("r="))
+            .unwrap_or_default();
+        last_with_nonce(hash, password, client_first, server_first, nonce)
+    }
+
+    /// `last`, sending `nonce` (as a client may) in place of the server's.
+    pub fn last_with_nonce(
+        hash: Hash,
+        password: &str,
+        client_first: &str,
+        server_first: &str,
+        nonce: &str,
+    ) -> (String, Vec<u8>) {
         let mut salt = Vec::new();
         let mut iterations = 0;
         for attribute in server_first.split(',') {
-            if let Some(v) = attribute.strip_prefix("r=") {
-                nonce = v;
-            } else if let Some(v) = attribute.strip_prefix("s=") {
+            if let Some(v) = attribute.strip_prefix("s=") {
                 salt = BASE64.decode(v).unwrap();
             } else if let Some(v) = attribute.strip_prefix("i=") {
                 iterations = v.parse().unwrap();
@@ -460,6 +475,34 @@ mod tests {
             );
             assert!(result.is_err(), "{:?}", String::from_utf8_lossy(message));
         }
+    }
+
+    /// librdkafka 2.0 puts its nonce in front of the server's once more;
+    /// Kafka's server accepts that (it checks that the nonce ends with its
+    /// own), and so does this one, with the proof still checked.
+    #[test]
+    fn a_client_nonce_repeated_in_front_is_accepted_as_kafka_does() {
+        let hash = Hash::Sha512;
+        let credential = Credential::new(hash, "pw");
+        let first = client::first("alice", "abc");
+        let (exchange, server_first) = client_first(
+            hash,
+            first.as_bytes(),
+            |_| Some(credential.clone()),
+            |_| unreachable!(),
+        )
+        .unwrap();
+        let server_first = String::from_utf8(server_first).unwrap();
+        let nonce = server_first
+            .split(',')
+            .next()
+            .unwrap()
+            .strip_prefix("r=")
+            .unwrap();
+        let (last, expected) =
+            client::last_with_nonce(hash, "pw", &first, &server_first, &format!("abc{nonce}"));
+        assert!(last.contains(&format!(",r=abc{nonce},")));
+        assert_eq!(exchange.client_final(last.as_bytes()), Ok(expected));
     }
 
     #[test]
