@@ -119,6 +119,8 @@ impl Connection {
             .write_all(frame)
             .await
             .map_err(Error::io(&self.addr))?;
+        // TLS may keep the frame's last record back until flushed (plain TCP: a no-op).
+        self.writer.flush().await.map_err(Error::io(&self.addr))?;
         Ok((correlation_id, frame.len()))
     }
 

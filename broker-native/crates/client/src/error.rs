@@ -20,6 +20,16 @@ pub enum Error {
     /// A connect to `addr` failed recently and its back-off has not passed.
     #[error("{addr}: backing off after a failed connect")]
     BackingOff { addr: String },
+    /// The TLS handshake failed (rustls's words: an unknown issuer, a name the certificate does
+    /// not carry, an alert from the broker).
+    #[error("TLS handshake with {addr} failed: {message}")]
+    Tls { addr: String, message: String },
+    /// The broker refused the SASL exchange (a mechanism it does not enable, a failed login).
+    #[error("SASL with {addr}: {message}")]
+    Sasl { addr: String, message: String },
+    /// Security options that cannot be used (a PEM without a certificate, an unreadable token).
+    #[error("invalid configuration: {0}")]
+    Config(String),
 }
 
 impl Error {

@@ -12,14 +12,18 @@
 //!
 //! Every response is walked with kbench-wire before kafka-protocol decodes it
 //! ([`decode_response`]). TLS and SASL plug in at one place, [`transport`]: the stream
-//! ([`transport::Transport`]) and the handshake run after connecting, before any request.
+//! ([`transport::Transport`], plain or [`tls`]) and the handshake ([`sasl`]: PLAIN, SCRAM,
+//! OAUTHBEARER) run after connecting, before any request.
 
 mod backoff;
 mod connection;
 mod error;
 mod frame;
 mod pool;
+pub mod sasl;
+pub mod scram;
 mod simple;
+pub mod tls;
 pub mod transport;
 
 pub use backoff::Backoff;
@@ -27,5 +31,8 @@ pub use connection::{Connection, Response};
 pub use error::{Error, Result};
 pub use frame::decode_response;
 pub use pool::Pool;
+pub use sasl::{Sasl, TokenSource};
+pub use scram::ScramHash;
 pub use simple::SimpleClient;
+pub use tls::{Tls, TlsOptions};
 pub use transport::{ConnectOptions, Security};

@@ -62,6 +62,8 @@ impl SimpleClient {
             .write_all(self.encoder.frame())
             .await
             .map_err(Error::io(&self.addr))?;
+        // TLS may keep the frame's last record back until flushed (plain TCP: a no-op).
+        self.write.flush().await.map_err(Error::io(&self.addr))?;
         loop {
             let frame = read_frame(&mut self.read, &mut self.read_buf, &self.addr).await?;
             let answered = correlation_id(&frame);

@@ -1,10 +1,10 @@
-//! The stream under a connection, and the one place where TLS and SASL will plug in.
+//! The stream under a connection, and the one place where TLS and SASL plug in.
 //!
-//! [`open`] connects TCP, then would wrap the stream for the [`Security`] asked (TLS: a
-//! `Transport::Tls` variant around a rustls stream, with `ReadHalf::Tls` and `WriteHalf::Tls`
-//! from `tokio::io::split`), split it into the halves a connection reads and writes, and run
-//! the handshake on them (SASL: SaslHandshake and SaslAuthenticate, one frame at a time) before
-//! the first request. Today only [`Security::Plaintext`] exists, so both steps are empty.
+//! [`open`] connects TCP, wraps the stream for the [`Security`] asked (TLS: `Transport::Tls`
+//! around a rustls stream, whose halves come from `tokio::io::split`), splits it into the halves
+//! a connection reads and writes, and runs the handshake on them (SASL: SaslHandshake and
+//! SaslAuthenticate, one frame at a time) before the first request. Plain TCP keeps its own
+//! lock-free halves: the only cost TLS adds to it is the variant's match per read and write.
 
 use std::io;
 use std::pin::Pin;
@@ -15,17 +15,31 @@ use kafka_protocol::protocol::StrBytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
 
 use crate::backoff::Backoff;
 use crate::error::{Error, Result};
+use crate::sasl::{self, Sasl};
+use crate::tls::Tls;
 
-/// How a connection is secured and authenticated.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Security {
-    /// Plain TCP, no authentication (Kafka's PLAINTEXT).
-    #[default]
-    Plaintext,
+/// How a connection is secured and authenticated: Kafka's PLAINTEXT (neither), SSL (tls),
+/// SASL_PLAINTEXT (sasl) or SASL_SSL (both).
+#[derive(Debug, Clone, Default)]
+pub struct Security {
+    pub tls: Option<Tls>,
+    pub sasl: Option<Sasl>,
+}
+
+impl Security {
+    /// Kafka's name for the security protocol.
+    pub fn protocol(&self) -> &'static str {
+        match (&self.tls, &self.sasl) {
+            (None, None) => "PLAINTEXT",
+            (Some(_), None) => "SSL",
+            (None, Some(_)) => "SASL_PLAINTEXT",
+            (Some(_), Some(_)) => "SASL_SSL",
+        }
+    }
 }
 
 /// What every connection a client or pool opens is given.
@@ -49,8 +63,13 @@ impl ConnectOptions {
             connect_timeout: None,
             window: 1,
             backoff: Backoff::constant(Duration::from_millis(100)),
-            security: Security::Plaintext,
+            security: Security::default(),
         }
+    }
+
+    pub fn with_security(mut self, security: Security) -> ConnectOptions {
+        self.security = security;
+        self
     }
 
     pub fn with_connect_timeout(mut self, timeout: Duration) -> ConnectOptions {
@@ -73,6 +92,7 @@ impl ConnectOptions {
 #[derive(Debug)]
 pub enum Transport {
     Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
 }
 
 /// Connects to `addr` ("host:port"), secures the stream, splits it and authenticates.
@@ -86,23 +106,25 @@ pub async fn open(addr: &str, options: &ConnectOptions) -> Result<(ReadHalf, Wri
     }
     .map_err(Error::io(addr))?;
     stream.set_nodelay(true).map_err(Error::io(addr))?;
-    let transport = match options.security {
-        Security::Plaintext => Transport::Plain(stream),
+    let transport = match &options.security.tls {
+        None => Transport::Plain(stream),
+        Some(tls) => Transport::Tls(Box::new(tls.connect(stream, addr).await?)),
     };
     let (mut read, mut write) = transport.into_split();
     handshake(&mut read, &mut write, addr, options).await?;
     Ok((read, write))
 }
 
-/// What runs on a fresh stream before its first request: SASL's exchange will go here.
+/// What runs on a fresh stream before its first request: SASL's exchange, when asked.
 async fn handshake(
-    _read: &mut ReadHalf,
-    _write: &mut WriteHalf,
-    _addr: &str,
+    read: &mut ReadHalf,
+    write: &mut WriteHalf,
+    addr: &str,
     options: &ConnectOptions,
 ) -> Result<()> {
-    match options.security {
-        Security::Plaintext => Ok(()),
+    match &options.security.sasl {
+        None => Ok(()),
+        Some(sasl) => sasl::authenticate(read, write, addr, options.client_id.clone(), sasl).await,
     }
 }
 
@@ -114,6 +136,11 @@ impl Transport {
                 let (read, write) = stream.into_split();
                 (ReadHalf::Plain(read), WriteHalf::Plain(write))
             }
+            // TLS state is one object, so its halves share it behind tokio's split lock.
+            Transport::Tls(stream) => {
+                let (read, write) = tokio::io::split(*stream);
+                (ReadHalf::Tls(read), WriteHalf::Tls(write))
+            }
         }
     }
 }
@@ -121,11 +148,13 @@ impl Transport {
 #[derive(Debug)]
 pub enum ReadHalf {
     Plain(OwnedReadHalf),
+    Tls(tokio::io::ReadHalf<TlsStream<TcpStream>>),
 }
 
 #[derive(Debug)]
 pub enum WriteHalf {
     Plain(OwnedWriteHalf),
+    Tls(tokio::io::WriteHalf<TlsStream<TcpStream>>),
 }
 
 impl AsyncRead for ReadHalf {
@@ -136,6 +165,7 @@ impl AsyncRead for ReadHalf {
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             ReadHalf::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            ReadHalf::Tls(s) => Pin::new(s).poll_read(cx, buf),
         }
     }
 }
@@ -148,18 +178,21 @@ impl AsyncWrite for WriteHalf {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             WriteHalf::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            WriteHalf::Tls(s) => Pin::new(s).poll_write(cx, buf),
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             WriteHalf::Plain(s) => Pin::new(s).poll_flush(cx),
+            WriteHalf::Tls(s) => Pin::new(s).poll_flush(cx),
         }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             WriteHalf::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            WriteHalf::Tls(s) => Pin::new(s).poll_shutdown(cx),
         }
     }
 }
