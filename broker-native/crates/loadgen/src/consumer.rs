@@ -25,7 +25,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use tokio::time::Instant;
 
-use kbench_client::{decode_response, Backoff, Connection, Pool, Response};
+use kbench_client::{decode_response, Backoff, Connection, Pool, Response, Security};
 
 use crate::batch_reader::{for_each_record, next_offset};
 use crate::engine_task::{EngineTask, Shared};
@@ -70,7 +70,7 @@ pub struct ConsumerConfig {
 
 /// Kafka consumer properties beyond the scenario's knobs, by their Java names; the defaults are
 /// what the engine did before they could be set.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct ConsumerProperties {
     /// `fetch.min.bytes`: bytes a fetch waits for (up to `fetch.max.wait.ms`). Default 1.
     pub fetch_min_bytes: Option<i32>,
@@ -84,6 +84,8 @@ pub struct ConsumerProperties {
     pub enable_auto_commit: Option<bool>,
     /// `auto.commit.interval.ms`: time between periodic commits. Default 5000.
     pub auto_commit_interval_ms: Option<u32>,
+    /// `security.protocol`, `ssl.*`, `sasl.*`: TLS and SASL for every connection. Default PLAINTEXT.
+    pub security: Security,
 }
 
 /// The properties with every default filled in.
@@ -173,7 +175,8 @@ impl Consumer {
         if config.topics.is_empty() {
             return Err(Error::Config("no topics".into()));
         }
-        let mut metadata = MetadataClient::connect(&config.bootstrap).await?;
+        let mut metadata =
+            MetadataClient::connect_with(&config.bootstrap, &properties.security).await?;
         let cluster = metadata
             .fetch(&config.topics, Duration::from_secs(10))
             .await?;
@@ -204,7 +207,7 @@ impl Consumer {
             versions,
             fetch_version,
             assigned,
-            connections: Pool::new(crate::connect::options(FETCH_WINDOW)),
+            connections: Pool::new(crate::connect::options(FETCH_WINDOW, &properties.security)),
             fetching: HashMap::new(),
             refresh_needed: false,
             reset: vec![],
@@ -212,7 +215,7 @@ impl Consumer {
             group,
             // A failed connect to the coordinator makes the member find it again: no back-off.
             coordinator: Pool::new(
-                crate::connect::options(GROUP_WINDOW)
+                crate::connect::options(GROUP_WINDOW, &properties.security)
                     .with_backoff(Backoff::constant(Duration::ZERO)),
             ),
             group_calls: HashMap::new(),
@@ -311,7 +314,15 @@ async fn join_and_position(
             StartAt::Earliest => -2,
             StartAt::Latest => -1,
         };
-        list_offsets(cluster, versions, &mut assigned, &unpositioned, timestamp).await?;
+        list_offsets(
+            cluster,
+            versions,
+            &mut assigned,
+            &unpositioned,
+            timestamp,
+            metadata.security(),
+        )
+        .await?;
     }
     Ok(assigned)
 }
@@ -323,6 +334,7 @@ async fn list_offsets(
     assigned: &mut [Assigned],
     which: &[usize],
     timestamp: i64,
+    security: &Security,
 ) -> Result<()> {
     let version = versions.pick::<ListOffsetsRequest>()?;
     let mut by_leader: HashMap<i32, Vec<usize>> = HashMap::new();
@@ -333,7 +345,7 @@ async fn list_offsets(
         let addr = cluster
             .leader_addr(leader)
             .ok_or_else(|| Error::Protocol(format!("no address for node {leader}")))?;
-        let mut client = crate::connect::simple(addr).await?;
+        let mut client = crate::connect::simple(addr, security).await?;
         let mut topics: Vec<ListOffsetsTopic> = vec![];
         for &i in &slots {
             let a = &assigned[i];
@@ -685,6 +697,7 @@ impl Engine {
                 &mut self.assigned,
                 &which,
                 -2,
+                self.metadata.security(),
             )
             .await;
             if let Err(e) = result {

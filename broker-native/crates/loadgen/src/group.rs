@@ -137,7 +137,7 @@ impl Membership {
     async fn coordinator(&mut self, metadata: &mut MetadataClient) -> Result<&mut SimpleClient> {
         if self.client.is_none() {
             let addr = find_coordinator(metadata, &self.group_id).await?;
-            self.client = Some(crate::connect::simple(&addr).await?);
+            self.client = Some(crate::connect::simple(&addr, metadata.security()).await?);
             self.coordinator_addr = Some(addr);
         }
         Ok(self.client.as_mut().expect("connected above"))

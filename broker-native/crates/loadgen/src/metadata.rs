@@ -9,7 +9,7 @@ use kafka_protocol::protocol::{Message, Request, StrBytes};
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
-use kbench_client::SimpleClient;
+use kbench_client::{Security, SimpleClient};
 
 /// Error codes after which a client refreshes metadata and retries.
 pub fn is_retriable(code: i16) -> bool {
@@ -78,11 +78,18 @@ pub struct MetadataClient {
     bootstrap: Vec<String>,
     client: Option<SimpleClient>,
     versions: ApiVersions,
+    /// How every connection of the client using this one is secured.
+    security: Security,
 }
 
 impl MetadataClient {
     /// Connects to the first reachable bootstrap broker and negotiates API versions.
     pub async fn connect(bootstrap: &[String]) -> Result<MetadataClient> {
+        Self::connect_with(bootstrap, &Security::default()).await
+    }
+
+    /// Like `connect`, over TLS and/or SASL as `security` says.
+    pub async fn connect_with(bootstrap: &[String], security: &Security) -> Result<MetadataClient> {
         if bootstrap.is_empty() {
             return Err(Error::Config("bootstrap is empty".into()));
         }
@@ -90,6 +97,7 @@ impl MetadataClient {
             bootstrap: bootstrap.to_vec(),
             client: None,
             versions: ApiVersions::default(),
+            security: security.clone(),
         };
         client.reconnect().await?;
         Ok(client)
@@ -99,7 +107,7 @@ impl MetadataClient {
         self.client = None;
         let mut last = None;
         for addr in &self.bootstrap {
-            match Self::handshake(addr).await {
+            match Self::handshake(addr, &self.security).await {
                 Ok((client, versions)) => {
                     self.client = Some(client);
                     self.versions = versions;
@@ -111,8 +119,13 @@ impl MetadataClient {
         Err(last.unwrap_or_else(|| Error::NoBroker(self.bootstrap.clone())))
     }
 
-    async fn handshake(addr: &str) -> Result<(SimpleClient, ApiVersions)> {
-        let mut client = crate::connect::simple(addr).await?;
+    /// How connections to this cluster are secured.
+    pub fn security(&self) -> &Security {
+        &self.security
+    }
+
+    async fn handshake(addr: &str, security: &Security) -> Result<(SimpleClient, ApiVersions)> {
+        let mut client = crate::connect::simple(addr, security).await?;
         let request = ApiVersionsRequest::default()
             .with_client_software_name(StrBytes::from_static_str("kbench-native"))
             .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));

@@ -22,7 +22,7 @@ use crate::metadata::{is_retriable, ClusterMetadata, MetadataClient};
 use crate::partitioner::partition_for_key;
 use crate::payload::{now_micros, Rng, ValuePool};
 use crate::stats::{IntervalStats, SharedStats};
-use kbench_client::{decode_response, Connection, Pool, Response};
+use kbench_client::{decode_response, Connection, Pool, Response, Security};
 
 /// Largest produce request we build (the Java client's default `max.request.size`).
 const MAX_REQUEST_BYTES: usize = 1 << 20;
@@ -91,7 +91,7 @@ pub struct ProducerConfig {
 
 /// Kafka producer properties beyond the scenario's knobs, by their Java names; the defaults are
 /// what the engine did before they could be set.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct ProducerProperties {
     /// `buffer.memory`: record bytes held unsent before the producer waits. Default: one batch per
     /// partition in a closed loop, 64 MiB at a fixed rate.
@@ -101,6 +101,8 @@ pub struct ProducerProperties {
     /// `request.timeout.ms`: the timeout each produce request carries (how long the broker may
     /// wait for acks). Default 30 s.
     pub request_timeout_ms: Option<i32>,
+    /// `security.protocol`, `ssl.*`, `sasl.*`: TLS and SASL for every connection. Default PLAINTEXT.
+    pub security: Security,
 }
 
 impl ProducerProperties {
@@ -168,7 +170,8 @@ impl Producer {
     ) -> Result<Producer> {
         config.validate()?;
         properties.validate()?;
-        let mut metadata = MetadataClient::connect(&config.bootstrap).await?;
+        let mut metadata =
+            MetadataClient::connect_with(&config.bootstrap, &properties.security).await?;
         let cluster = metadata
             .fetch(&config.topics, Duration::from_secs(10))
             .await?;
@@ -350,7 +353,10 @@ impl Engine {
             .iter()
             .map(|t| TopicName(StrBytes::from_string(t.name.clone())))
             .collect();
-        let connections = Pool::new(crate::connect::options(config.max_in_flight as usize));
+        let connections = Pool::new(crate::connect::options(
+            config.max_in_flight as usize,
+            &properties.security,
+        ));
         Engine {
             shared,
             metadata,
