@@ -242,6 +242,19 @@ describe('a sweep started over HTTP', () => {
     expect(runs.every((r) => r.status === 'completed')).toBe(true);
   });
 
+  it('takes a new run as soon as the last one reads completed, as a person clicking Run again would', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await startRun({ scenario: { name: `again ${i}`, records: 200 } });
+      expect(res.status, await res.clone().text()).toBe(201);
+      const { id } = (await res.json()) as { id: string };
+      for (;;) {
+        const record = (await (await fetch(`${server.url}/api/runs/${id}`)).json()) as { status: string };
+        if (record.status !== 'running') break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  });
+
   it('ends at a run that fails, saying which, and frees the run slot', async () => {
     // Nothing listens on port 1: the first point's run fails to connect.
     const profile = await fetch(`${server.url}/api/profiles`, {

@@ -1,5 +1,6 @@
 // Keeps the runs this process started and hands their live events to whoever listens.
 import { dirname } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { runSeries, type SeriesItem, withRunSlot } from '@kbench/app';
 import type { LiveRun, Progress } from '@kbench/engine';
 import type { ProfileStore } from '@kbench/engine/profiles';
@@ -14,6 +15,9 @@ import {
 import type { RunRecord, Sample, Scenario } from '@kbench/schema';
 import fp from 'fastify-plugin';
 import { HttpError } from '../http-error.js';
+
+/** How long a new run waits for this server's ending series to let the slot go. */
+const SERIES_END_WAIT_MS = 5000;
 
 export interface RunListener {
   sample(sample: Sample): void;
@@ -61,6 +65,8 @@ export class RunManager {
   private readonly sweeps = new Map<string, Sweep>();
   /** The series under way (a run alone is a series of one), each holding the run slot between its runs too. */
   private readonly seriesHolds = new Map<Series, SlotHold>();
+  /** Series of this server not yet ended: the last one's slot is let go just after its last run is stored. */
+  private readonly ending = new Set<Promise<unknown>>();
   /** Set once the server is closing: a series must not start its next run then. */
   private closing = false;
   /** One run at a time on this machine: shared with the CLI through KBENCH_HOME, beside the history. */
@@ -118,6 +124,10 @@ export class RunManager {
     } = {},
   ): Promise<{ first: LiveRun; series: Series }> {
     if (this.closing) throw new HttpError(409, 'the server is shutting down');
+    // A run of this server whose end is stored (shown as completed) may still hold the slot for a
+    // moment while it cleans up and its series finishes: wait for that rather than refuse with its name.
+    if (this.ending.size > 0 && (await this.allLiveStored()))
+      await Promise.race([Promise.allSettled([...this.ending]), delay(SERIES_END_WAIT_MS)]);
     const series: Series = opts.series ?? { total: items.length, ids: [], finished: false, error: null };
     let started: (run: LiveRun) => void = () => {};
     let notStarted: (err: unknown) => void = () => {};
@@ -152,6 +162,11 @@ export class RunManager {
         this.seriesHolds.delete(series);
       }
     });
+    this.ending.add(done);
+    void done.then(
+      () => this.ending.delete(done),
+      () => this.ending.delete(done),
+    );
     const end = (error: string | null) => {
       series.finished = true;
       series.error = error;
@@ -169,6 +184,14 @@ export class RunManager {
       (err: unknown) => cannotStart(series.ids.length, err),
     );
     return { first: await first, series };
+  }
+
+  /** True when every run of this server has its end stored (it may still be cleaning up). */
+  private async allLiveStored(): Promise<boolean> {
+    for (const id of this.live.keys()) {
+      if ((await this.history.getRun(id))?.status === 'running') return false;
+    }
+    return true;
   }
 
   /** The sweep a run belongs to, if any. */
