@@ -59,9 +59,9 @@ export function HistoryPage() {
       return sort.desc ? -order : order;
     });
   }, [runs, sort]);
-  const header = (key: SortKey, label: string, numeric = false) => (
+  const header = (key: SortKey, label: string, numeric = false, extra = '') => (
     <th
-      className={numeric ? 'num' : ''}
+      className={[numeric ? 'num' : '', extra].filter(Boolean).join(' ')}
       aria-sort={sort.key === key ? (sort.desc ? 'descending' : 'ascending') : 'none'}
     >
       <button
@@ -151,7 +151,7 @@ export function HistoryPage() {
               {header('startedAt', 'Started')}
               <th>Status</th>
               {header('rate', 'Throughput', true)}
-              {header('mbps', 'Value bytes', true)}
+              {header('mbps', 'Value bytes', true, 'wide-only')}
               {header('p99', 'Publish p99', true)}
             </tr>
           </thead>
@@ -197,9 +197,11 @@ export function HistoryPage() {
                   </td>
                   <td className="num" data-testid="history-rate">
                     {formatRecordsPerSec(throughput?.recordsPerSec)}
+                    {/* In a narrow window the value bytes go under the rate, their column hidden. */}
+                    <div className="id narrow-only">{formatMBPerSec(throughput?.mbPerSec)}</div>
                     {consumed}
                   </td>
-                  <td className="num">
+                  <td className="num wide-only">
                     {formatMBPerSec(throughput?.mbPerSec)}
                     {consumed}
                   </td>
