@@ -19,5 +19,7 @@ pub use batch::Compression;
 pub use consumer::{Consumer, ConsumerConfig, ConsumerProperties, StartAt};
 pub use error::{Error, Result};
 pub use histogram::{Histogram, HistogramSnapshot};
+/// TLS and SASL for the engine's connections, as kbench-client takes them.
+pub use kbench_client::{Sasl, ScramHash, Security, Tls, TlsOptions, TokenSource};
 pub use producer::{Keys, Producer, ProducerConfig, ProducerProperties, Size};
 pub use stats::IntervalStats;

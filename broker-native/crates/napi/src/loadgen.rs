@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use kbench_loadgen::{
     Compression, Consumer, ConsumerConfig, ConsumerProperties, IntervalStats, Keys, Producer,
-    ProducerConfig, ProducerProperties, Size, StartAt,
+    ProducerConfig, ProducerProperties, Sasl, ScramHash, Security, Size, StartAt, Tls, TlsOptions,
+    TokenSource,
 };
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -42,6 +43,8 @@ pub struct BindingNativeProducerOptions {
     /// Kafka producer properties by their Java names (buffer.memory, max.request.size,
     /// request.timeout.ms); any other name is refused.
     pub properties: Option<HashMap<String, String>>,
+    /// TLS and SASL; absent: PLAINTEXT.
+    pub security: Option<NativeSecurity>,
 }
 
 #[napi(object, js_name = "NativeConsumerOptions")]
@@ -56,6 +59,106 @@ pub struct BindingNativeConsumerOptions {
     /// fetch.max.bytes, max.partition.fetch.bytes, enable.auto.commit, auto.commit.interval.ms);
     /// any other name is refused.
     pub properties: Option<HashMap<String, String>>,
+    /// TLS and SASL; absent: PLAINTEXT.
+    pub security: Option<NativeSecurity>,
+}
+
+/// How every connection of a producer or consumer is secured: Kafka's SSL with `tls`,
+/// SASL_PLAINTEXT with `sasl`, SASL_SSL with both. Secrets stay in memory here.
+/// (Named as in JS, without the Binding prefix: napi's typings name a field's object type by its
+/// Rust name.)
+#[napi(object)]
+pub struct NativeSecurity {
+    pub tls: Option<NativeTls>,
+    pub sasl: Option<NativeSasl>,
+}
+
+#[napi(object)]
+pub struct NativeTls {
+    /// PEM text of the CAs to trust; absent: the system's CA bundle.
+    pub ca: Option<String>,
+    /// PEM text of a client certificate chain and its (unencrypted) key: both or neither.
+    pub cert: Option<String>,
+    pub key: Option<String>,
+    /// The name to ask for and check instead of the host dialled.
+    pub servername: Option<String>,
+    /// Accept any certificate (no issuer or name check).
+    pub insecure: Option<bool>,
+}
+
+#[napi(object)]
+pub struct NativeSasl {
+    /// 'plain' | 'scram-sha-256' | 'scram-sha-512' | 'oauthbearer' (any case).
+    pub mechanism: String,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    /// OAUTHBEARER: a file holding the token, or a shell command printing it (read at each connect).
+    pub token_file: Option<String>,
+    pub token_command: Option<String>,
+}
+
+/// The engine's Security from the binding's options; an error names the field at fault.
+fn security(given: Option<NativeSecurity>) -> Result<Security> {
+    let Some(given) = given else {
+        return Ok(Security::default());
+    };
+    let tls = match given.tls {
+        None => None,
+        Some(t) => Some(
+            Tls::new(&TlsOptions {
+                ca_pem: t.ca,
+                cert_pem: t.cert,
+                key_pem: t.key,
+                server_name: t.servername,
+                insecure: t.insecure.unwrap_or(false),
+            })
+            .map_err(|e| invalid(e.to_string()))?,
+        ),
+    };
+    let sasl = match given.sasl {
+        None => None,
+        Some(s) => Some(sasl(s)?),
+    };
+    Ok(Security { tls, sasl })
+}
+
+fn sasl(s: NativeSasl) -> Result<Sasl> {
+    let credentials = |s: NativeSasl| match (s.username, s.password) {
+        (Some(username), Some(password)) if !username.is_empty() => Ok((username, password)),
+        _ => Err(invalid(format!(
+            "sasl: {} needs a username and a password",
+            s.mechanism
+        ))),
+    };
+    match s.mechanism.to_ascii_lowercase().as_str() {
+        "plain" => {
+            let (username, password) = credentials(s)?;
+            Ok(Sasl::Plain { username, password })
+        }
+        m @ ("scram-sha-256" | "scram-sha-512") => {
+            let hash = if m == "scram-sha-256" {
+                ScramHash::Sha256
+            } else {
+                ScramHash::Sha512
+            };
+            let (username, password) = credentials(s)?;
+            Ok(Sasl::Scram {
+                hash,
+                username,
+                password,
+            })
+        }
+        "oauthbearer" => match (s.token_file, s.token_command) {
+            (Some(file), None) => Ok(Sasl::OauthBearer(TokenSource::File(file.into()))),
+            (None, Some(command)) => Ok(Sasl::OauthBearer(TokenSource::Command(command))),
+            _ => Err(invalid(
+                "sasl: oauthbearer needs one of tokenFile or tokenCommand".into(),
+            )),
+        },
+        other => Err(invalid(format!(
+            "sasl.mechanism: {other:?} is not one of plain, scram-sha-256, scram-sha-512, oauthbearer"
+        ))),
+    }
 }
 
 /// Counts since the previous `takeInterval`; latency buckets use the engine's log-linear
@@ -225,7 +328,8 @@ impl BindingNativeProducer {
     /// Connects, reads metadata (and a producer id when idempotent), then starts producing.
     #[napi(factory)]
     pub async fn start(mut options: BindingNativeProducerOptions) -> Result<BindingNativeProducer> {
-        let properties = producer_properties(options.properties.take())?;
+        let mut properties = producer_properties(options.properties.take())?;
+        properties.security = security(options.security.take())?;
         let config = ProducerConfig::try_from(options)?;
         let inner = Producer::start_with(config, properties)
             .await
@@ -274,7 +378,8 @@ impl BindingNativeConsumer {
     /// Resolves once it has joined its group and knows where to start its partitions.
     #[napi(factory)]
     pub async fn start(mut options: BindingNativeConsumerOptions) -> Result<BindingNativeConsumer> {
-        let properties = consumer_properties(options.properties.take())?;
+        let mut properties = consumer_properties(options.properties.take())?;
+        properties.security = security(options.security.take())?;
         let inner = Consumer::start_with(options.into(), properties)
             .await
             .map_err(to_js_error)?;
