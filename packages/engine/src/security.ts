@@ -46,22 +46,27 @@ export function connectionSecurity(profile: TargetProfile): ConnectionSecurity |
   return out.tls || out.sasl ? out : undefined;
 }
 
-/** Patterns of the errors Node, kafkajs and the native driver give for a target they cannot use, and what to do. */
+/**
+ * Patterns of the errors Node, kafkajs and the native driver give for a target they cannot use, and
+ * what to do. The native engine's are rustls's words (`invalid peer certificate: UnknownIssuer`,
+ * `certificate not valid for name`, `received fatal alert: CertificateRequired`) and Kafka's error
+ * names (SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM).
+ */
 const HINTS: [RegExp, string][] = [
   [
-    /unable to verify the first certificate|unable to get local issuer certificate|self[- ]signed certificate|certificate signature failure/i,
+    /unable to verify the first certificate|unable to get local issuer certificate|self[- ]signed certificate|certificate signature failure|invalid peer certificate: (UnknownIssuer|BadSignature)/i,
     "the broker's certificate is not signed by a CA the profile trusts: set tls.ca to the CA that signed it (kbench profile add <name> --ca ca.pem --replace)",
   ],
   [
-    /does not match certificate's altnames|ERR_TLS_CERT_ALTNAME_INVALID/i,
+    /does not match certificate's altnames|ERR_TLS_CERT_ALTNAME_INVALID|certificate not valid for name|NotValidForName/i,
     "the broker's certificate does not carry the host name in bootstrap: connect by a name it carries, or set tls.servername to one",
   ],
   [
-    /alert bad certificate|certificate required|peer did not return a certificate/i,
+    /alert bad certificate|certificate required|peer did not return a certificate|fatal alert: (CertificateRequired|BadCertificate)/i,
     'the listener wants a client certificate: set tls.cert and tls.key (kbench profile add <name> --cert client.pem --key client.key --replace)',
   ],
   [
-    /wrong version number|packet length too long|unknown protocol|ERR_SSL_/i,
+    /wrong version number|packet length too long|unknown protocol|ERR_SSL_|corrupt message of type InvalidContentType/i,
     'the listener does not speak TLS: use its SSL port, or a profile without tls',
   ],
   [

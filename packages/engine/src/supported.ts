@@ -1,7 +1,6 @@
 // What this engine can run today. A scenario asking for more is refused up front, by field,
 // rather than run as something it is not.
 import {
-  describeSecurity,
   expandSweep,
   ProfileError,
   type Scenario,
@@ -57,12 +56,6 @@ export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): Sc
         'topics.minInsyncReplicas',
         `must not exceed cluster.nodes (${s.cluster.nodes}) on the bundled target`,
       );
-  }
-  if (s.driver === 'native' && profile && (profile.tls || profile.sasl)) {
-    not(
-      'driver',
-      `the native driver does not support TLS or SASL, and profile ${JSON.stringify(profile.name)} uses ${describeSecurity(profile)}; use driver: kafkajs`,
-    );
   }
   const ceiling = rateCeiling(profile, options.maxRate);
   if (ceiling !== undefined && typeof s.producers.rate === 'number' && s.producers.rate > ceiling) {

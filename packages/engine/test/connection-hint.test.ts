@@ -28,6 +28,27 @@ describe('connectionHint', () => {
       /sasl\.mechanism/,
     ],
     ['Connection error: connect ECONNREFUSED 127.0.0.1:1', /nothing listens/],
+    // The native engine's words (rustls, and Kafka's error names).
+    ['TLS handshake with 127.0.0.1:9093 failed: invalid peer certificate: UnknownIssuer', /tls\.ca/],
+    ['TLS handshake with 127.0.0.1:9093 failed: invalid peer certificate: BadSignature', /tls\.ca/],
+    [
+      'TLS handshake with 127.0.0.1:9093 failed: invalid peer certificate: certificate not valid for name "kafka.example.com"; certificate is only valid for IpAddress(127.0.0.1)',
+      /tls\.servername/,
+    ],
+    ['i/o with 127.0.0.1:9094: received fatal alert: CertificateRequired', /tls\.cert/],
+    ['TLS handshake with 127.0.0.1:9094 failed: received fatal alert: BadCertificate', /tls\.cert/],
+    [
+      'TLS handshake with 127.0.0.1:9092 failed: received corrupt message of type InvalidContentType',
+      /does not speak TLS/,
+    ],
+    [
+      'SASL with 127.0.0.1:9095: SCRAM-SHA-512 authentication failed: SASL_AUTHENTICATION_FAILED (code 58): Authentication failed',
+      /sasl\.password/,
+    ],
+    [
+      'SASL with 127.0.0.1:9095: the broker does not enable SCRAM-SHA-256 (UNSUPPORTED_SASL_MECHANISM; it offers ["PLAIN"])',
+      /sasl\.mechanism/,
+    ],
   ])('%s', (error, hint) => {
     expect(connectionHint(error)).toMatch(hint);
   });

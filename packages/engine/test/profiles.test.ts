@@ -101,11 +101,8 @@ describe('what the engine accepts with a profile', () => {
     ]);
   });
 
-  it('the native driver with TLS or SASL is refused on the driver field', () => {
-    const issues = unsupportedIssues(scenario({ driver: 'native' }), { profiles: store });
-    expect(issues.map((i) => i.path)).toEqual(['driver']);
-    expect(issues[0]?.message).toContain('the native driver does not support TLS or SASL');
-    expect(issues[0]?.message).toContain('SASL_PLAINTEXT scram-sha-512');
+  it('both drivers accept a profile with TLS or SASL (the native engine speaks them too)', () => {
+    expect(unsupportedIssues(scenario({ driver: 'native' }), { profiles: store })).toEqual([]);
     expect(unsupportedIssues(scenario({ driver: 'kafkajs' }), { profiles: store })).toEqual([]);
   });
 

@@ -1,7 +1,8 @@
 // TLS for real: one Apache Kafka 4.3.1 node with an SSL listener, an MTLS listener that requires a
 // client certificate, and SASL_SSL, all on a throwaway CA made with the openssl CLI. kbench reaches
 // it through named profiles as it would a cloud cluster: the TLS handshakes are the broker's and
-// kafkajs's own, nothing is mocked. A second, unrelated CA stands in for a wrong `tls.ca`.
+// kafkajs's own, nothing is mocked. A second, unrelated CA stands in for a wrong `tls.ca`. The native
+// engine (rustls, its own SASL) runs the same listeners, and its refusals get the same hints.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,11 +12,14 @@ import {
   startApacheKafka,
   type TestCertificates,
 } from '@kbench/apache-kafka';
+import { NativeProducer } from '@kbench/broker-native';
 import { History } from '@kbench/history';
 import { parseScenario, type RunRecord, type ScenarioInput } from '@kbench/schema';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nativeSecurity } from '../src/drivers/native.js';
 import { ProfileStore, startRecordedRun } from '../src/index.js';
+import { connectionHint, connectionSecurity } from '../src/security.js';
 
 const USER = 'bench';
 // Brackets, an equals sign and quotes at both ends: kafka-storage format --add-scram takes them all
@@ -39,7 +43,12 @@ beforeAll(async () => {
   kafka = await startApacheKafka({
     dataDir: path.join(workDir, 'kafka'),
     tls: { cert: certs.serverCertFile, key: certs.serverKeyFile, ca: certs.caFile, mutualListener: true },
-    sasl: { mechanisms: ['SCRAM-SHA-256'], users: [{ username: USER, password: PASSWORD }] },
+    sasl: {
+      // Not PLAIN: its JAAS line cannot carry the quotes in PASSWORD (PLAIN is tested against the
+      // bundled broker, broker-native/crates/loadgen/tests/secured.rs).
+      mechanisms: ['SCRAM-SHA-256', 'SCRAM-SHA-512'],
+      users: [{ username: USER, password: PASSWORD }],
+    },
   });
   history = await History.open(path.join(workDir, 'history.duckdb'));
   profiles = new ProfileStore(path.join(workDir, 'profiles'));
@@ -63,6 +72,18 @@ beforeAll(async () => {
     bootstrap: kafka.saslSslBootstrap,
     tls: { ca: certs.caFile },
     sasl: { mechanism: 'scram-sha-256', username: USER, password: PASSWORD },
+  });
+  profiles.save({
+    name: 'sasl-ssl-512',
+    bootstrap: kafka.saslSslBootstrap,
+    tls: { ca: certs.caFile },
+    sasl: { mechanism: 'scram-sha-512', username: USER, password: PASSWORD },
+  });
+  profiles.save({
+    name: 'wrong-password',
+    bootstrap: kafka.saslSslBootstrap,
+    tls: { ca: certs.caFile },
+    sasl: { mechanism: 'scram-sha-512', username: USER, password: 'not-the-password' },
   });
   admin = new Kafka({
     clientId: 'test-admin',
@@ -166,6 +187,85 @@ describe('TLS against Apache Kafka', () => {
       bootstrap: kafka.saslSslBootstrap,
     });
     expect(JSON.stringify(await history.getRun(run.id))).not.toContain(PASSWORD);
+  });
+});
+
+/** The error the native engine's producer fails to start with over a profile's security, as a run words it. */
+async function nativeRefusal(profile: string, bootstrap: string | null): Promise<string> {
+  if (!bootstrap) throw new Error(`no listener for ${profile}`);
+  const stored = profiles.get(profile);
+  if (!stored) throw new Error(`no profile ${profile}`);
+  const security = nativeSecurity(connectionSecurity(stored));
+  const started = NativeProducer.start({
+    bootstrap: bootstrap.split(','),
+    topics: ['never-created'],
+    acks: 1,
+    messageSize: 10,
+    keys: 'none',
+    compression: 'none',
+    batchSize: 16384,
+    lingerMs: 0,
+    maxInFlight: 1,
+    idempotence: false,
+    records: 1,
+    ...(security ? { security } : {}),
+  });
+  const error = await started.then(
+    async (p) => {
+      await p.stop();
+      return 'started';
+    },
+    (err: Error) => err.message,
+  );
+  const hint = connectionHint(error);
+  return hint ? `${error} (hint: ${hint})` : error;
+}
+
+describe('the native engine over TLS and SASL against Apache Kafka', () => {
+  it('SASL_SSL with SCRAM-SHA-512: a native run completes and stores its security', async () => {
+    const run = await record('sasl-ssl-512', { driver: 'native' });
+    expect(run.status, String(run.error)).toBe('completed');
+    expect(run.summary?.produced.records).toBe(2000);
+    expect(run.summary?.consumed.records).toBeGreaterThan(0);
+    expect(run.environment).toMatchObject({
+      driver: 'native',
+      security: 'SASL_SSL scram-sha-512',
+      bootstrap: kafka.saslSslBootstrap,
+    });
+    expect(JSON.stringify(await history.getRun(run.id))).not.toContain(PASSWORD);
+  });
+
+  it('mutual TLS: a native run with a client certificate completes on ssl.client.auth=required', async () => {
+    const run = await record('mtls', { driver: 'native' });
+    expect(run.status, String(run.error)).toBe('completed');
+    expect(run.summary?.produced.records).toBe(2000);
+    expect(run.summary?.consumed.records).toBeGreaterThan(0);
+    expect(run.environment).toMatchObject({ driver: 'native', security: 'SSL' });
+  });
+
+  it('a wrong CA: the native engine names the unknown issuer, with the tls.ca hint', async () => {
+    const error = await nativeRefusal('wrong-ca', kafka.sslBootstrap);
+    expect(error).toMatch(/invalid peer certificate: (UnknownIssuer|BadSignature)/);
+    expect(error).toMatch(/hint: the broker's certificate is not signed by a CA the profile trusts/);
+  });
+
+  it('a wrong host name: the native engine names it, with the tls.servername hint', async () => {
+    const error = await nativeRefusal('wrong-name', kafka.sslBootstrap);
+    expect(error).toMatch(/certificate not valid for name "kafka\.example\.com"/);
+    expect(error).toMatch(/hint: .*set tls\.servername/);
+  });
+
+  it('no client certificate on the MTLS listener: the native engine gives the tls.cert hint', async () => {
+    const error = await nativeRefusal('mtls-no-cert', kafka.mtlsBootstrap);
+    expect(error).toMatch(/certificate/i);
+    expect(error).toMatch(/hint: the listener wants a client certificate: set tls\.cert and tls\.key/);
+  });
+
+  it('a wrong password: the native engine gives SASL_AUTHENTICATION_FAILED and the sasl hint', async () => {
+    const error = await nativeRefusal('wrong-password', kafka.saslSslBootstrap);
+    expect(error).toMatch(/SASL_AUTHENTICATION_FAILED/);
+    expect(error).toMatch(/hint: check sasl\.username, sasl\.password and sasl\.mechanism/);
+    expect(error).not.toContain('not-the-password');
   });
 });
 

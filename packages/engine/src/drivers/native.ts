@@ -1,13 +1,16 @@
 // The native driver: producers and consumers from the Rust load engine (broker-native/crates/loadgen),
 // for rates kafkajs cannot reach. Its histograms use the same buckets as ours, so they merge exactly.
+import { createPrivateKey } from 'node:crypto';
 import {
   NativeConsumer,
   type NativeInterval,
   NativeProducer,
   type NativeProducerOptions,
+  type NativeSecurity,
 } from '@kbench/broker-native';
 import { type ClientInterval, emptyInterval } from '../interval.js';
 import { readPayloadFile, sizeTable } from '../payload.js';
+import type { ConnectionSecurity } from '../security.js';
 import type { ConsumersPlan, LoadClients, LoadDriver, ProducersPlan } from './driver.js';
 import { mergeIntervals } from './kafkajs/index.js';
 
@@ -93,16 +96,37 @@ class NativeSet implements LoadClients {
 const asText = (config: Record<string, unknown>): Record<string, string> =>
   Object.fromEntries(Object.entries(config).map(([k, v]) => [k, String(v)]));
 
-/** The Rust engine speaks plain Kafka only; the scenario check refuses TLS/SASL targets before this. */
-function plainOnly(plan: { security?: unknown }): void {
-  if (plan.security) throw new Error('the native driver does not support TLS or SASL; use driver: kafkajs');
+/**
+ * A profile's TLS and SASL as the Rust engine takes them: PEM text (read by connectionSecurity), an
+ * encrypted key decrypted here with its passphrase (rustls reads unencrypted keys only), and
+ * rejectUnauthorized false as the engine's explicit insecure.
+ */
+export function nativeSecurity(security: ConnectionSecurity | undefined): NativeSecurity | undefined {
+  if (!security) return undefined;
+  const out: NativeSecurity = {};
+  if (security.tls) {
+    const { ca, cert, key, passphrase, rejectUnauthorized, servername } = security.tls;
+    const plainKey =
+      key !== undefined && passphrase !== undefined
+        ? (createPrivateKey({ key, passphrase }).export({ type: 'pkcs8', format: 'pem' }) as string)
+        : key;
+    out.tls = {
+      insecure: !rejectUnauthorized,
+      ...(ca !== undefined ? { ca } : {}),
+      ...(cert !== undefined ? { cert } : {}),
+      ...(plainKey !== undefined ? { key: plainKey } : {}),
+      ...(servername !== undefined ? { servername } : {}),
+    };
+  }
+  if (security.sasl) out.sasl = { ...security.sasl };
+  return out;
 }
 
 export function nativeDriver(): LoadDriver {
   return {
     name: 'native',
     async startProducers(plan: ProducersPlan) {
-      plainOnly(plan);
+      const security = nativeSecurity(plan.security);
       const c = plan.config;
       const size = c.messageSize;
       // Fixed and uniform sizes are drawn in Rust; a distribution as a table of sizes drawn here with
@@ -137,6 +161,7 @@ export function nativeDriver(): LoadDriver {
             maxInFlight: c.maxInFlight,
             idempotence: c.idempotence,
             properties: asText(c.config),
+            ...(security ? { security } : {}),
             ...(plan.ratePerSec === null ? {} : { ratePerSec: plan.ratePerSec }),
             ...(plan.recordsEach ? { records: plan.recordsEach[i] ?? 0 } : {}),
             ...(plan.durationMs === null ? {} : { durationMs: plan.durationMs }),
@@ -145,7 +170,7 @@ export function nativeDriver(): LoadDriver {
       return new NativeSet(makers);
     },
     async startConsumers(plan: ConsumersPlan) {
-      plainOnly(plan);
+      const security = nativeSecurity(plan.security);
       // Members of plan.groupId: each resolves once it has its partitions, the last one after the
       // group has settled with all of them.
       const makers = Array.from(
@@ -157,6 +182,7 @@ export function nativeDriver(): LoadDriver {
             fromBeginning: plan.fromBeginning,
             groupId: plan.groupId,
             properties: asText(plan.properties),
+            ...(security ? { security } : {}),
           }),
       );
       return new NativeSet(makers).createNow();
