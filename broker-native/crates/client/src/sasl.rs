@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
 use kafka_protocol::protocol::{Request, StrBytes};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use crate::error::{Error, Result};
 use crate::frame::{correlation_id, decode_response, read_frame, Encoder};
@@ -95,22 +95,43 @@ fn check_token(token: &str, from: &str) -> Result<()> {
     Ok(())
 }
 
+/// A bearer token is a few KB (a JWT); a file or a command's output past this is not one, and is
+/// never read whole.
+const MAX_TOKEN_BYTES: u64 = 64 * 1024;
+
+/// Up to MAX_TOKEN_BYTES of `source` as text; more is an error naming `from`.
+async fn read_token_text(source: impl AsyncRead + Unpin, from: &str) -> Result<String> {
+    let mut bytes = Vec::new();
+    source
+        .take(MAX_TOKEN_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(|e| Error::Config(format!("sasl: cannot read {from}: {e}")))?;
+    if bytes.len() as u64 > MAX_TOKEN_BYTES {
+        return Err(Error::Config(format!(
+            "sasl: {from} holds more than {MAX_TOKEN_BYTES} bytes, which is no bearer token"
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| Error::Config(format!("sasl: {from} holds no UTF-8 token")))
+}
+
 impl TokenSource {
     /// Reads the token now. Errors never quote it.
     pub async fn token(&self) -> Result<String> {
         match self {
             TokenSource::File(path) => {
                 let from = format!("tokenFile {}", path.display());
-                let text = tokio::fs::read_to_string(path)
+                let file = tokio::fs::File::open(path)
                     .await
                     .map_err(|e| Error::Config(format!("sasl: cannot read {from}: {e}")))?;
-                let token = text.trim().to_string();
+                let token = read_token_text(file, &from).await?.trim().to_string();
                 check_token(&token, &from)?;
                 Ok(token)
             }
             TokenSource::Command(command) => {
                 let from = format!("tokenCommand {command:?}");
-                let child = tokio::process::Command::new("sh")
+                let mut child = tokio::process::Command::new("sh")
                     .arg("-c")
                     .arg(command)
                     .stdin(Stdio::null())
@@ -119,27 +140,41 @@ impl TokenSource {
                     .kill_on_drop(true)
                     .spawn()
                     .map_err(|e| Error::Config(format!("sasl: cannot start {from}: {e}")))?;
-                let out = tokio::time::timeout(TOKEN_COMMAND_TIMEOUT, child.wait_with_output())
+                let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+                // Both outputs are read through a bound, never buffered whole.
+                let run = async {
+                    let text = match stdout {
+                        Some(out) => read_token_text(out, &from).await,
+                        None => Ok(String::new()),
+                    };
+                    let mut message = Vec::new();
+                    if let Some(err) = stderr {
+                        let _ = err.take(4096).read_to_end(&mut message).await;
+                    }
+                    let status = child
+                        .wait()
+                        .await
+                        .map_err(|e| Error::Config(format!("sasl: {from}: {e}")))?;
+                    Ok::<_, Error>((text, message, status))
+                };
+                let (text, message, status) = tokio::time::timeout(TOKEN_COMMAND_TIMEOUT, run)
                     .await
                     .map_err(|_| {
                         Error::Config(format!(
                             "sasl: {from} did not finish within {}s",
                             TOKEN_COMMAND_TIMEOUT.as_secs()
                         ))
-                    })?
-                    .map_err(|e| Error::Config(format!("sasl: {from}: {e}")))?;
-                if !out.status.success() {
-                    let stderr = String::from_utf8_lossy(&out.stderr);
+                    })??;
+                // Output past the bound is refused first: the command then dies of a closed pipe.
+                let text = text?;
+                if !status.success() {
+                    let stderr = String::from_utf8_lossy(&message);
                     let stderr: String = stderr.trim().chars().take(300).collect();
                     return Err(Error::Config(format!(
-                        "sasl: {from} failed ({}): {stderr}",
-                        out.status
+                        "sasl: {from} failed ({status}): {stderr}"
                     )));
                 }
-                let token = String::from_utf8(out.stdout)
-                    .map_err(|_| Error::Config(format!("sasl: {from} printed no UTF-8 token")))?
-                    .trim()
-                    .to_string();
+                let token = text.trim().to_string();
                 check_token(&token, &from)?;
                 Ok(token)
             }
@@ -336,5 +371,22 @@ mod tests {
             err.contains("tokenCommand") && err.contains("nope"),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_token_file_or_command_output_too_large_for_a_token_is_refused_unread() {
+        // /dev/zero never ends: read whole, it would fill memory.
+        let err = TokenSource::File("/dev/zero".into())
+            .token()
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no bearer token"), "{err}");
+        let err = TokenSource::Command("yes abcdefgh | head -c 1000000".into())
+            .token()
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no bearer token"), "{err}");
     }
 }
