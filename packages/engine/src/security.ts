@@ -1,7 +1,7 @@
 // How clients reach a target: TLS and SASL settings from a profile, with certificate and key files
 // read once here, so worker threads get plain values. These objects hold secrets: they go to the
 // clients and nowhere else (not the environment, the history or a log line).
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { fileErrorText, type SaslMechanism, type TargetProfile } from '@kbench/schema';
 
 export interface TlsOptions {
@@ -18,13 +18,31 @@ export interface ConnectionSecurity {
   sasl?: { mechanism: SaslMechanism; username: string; password: string };
 }
 
-/** PEM text as is, or the contents of the file it names. */
+/** A CA bundle, certificate or key is KBs (the system's whole CA bundle about 200 KB). */
+const MAX_PEM_BYTES = 4 * 1024 * 1024;
+
+/**
+ * PEM text as is, or the contents of the file it names: a regular file of at most MAX_PEM_BYTES,
+ * checked on the opened file before it is read (a device or FIFO is opened without blocking, never read).
+ */
 function pem(value: string, field: string): string {
   if (value.includes('-----BEGIN')) return value;
+  let fd: number;
   try {
-    return readFileSync(value, 'utf8');
+    fd = openSync(value, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (err) {
     throw new Error(`${field}: cannot read ${value}: ${fileErrorText(err)}`);
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw new Error(`${field}: ${value} is not a regular file`);
+    if (stats.size > MAX_PEM_BYTES)
+      throw new Error(
+        `${field}: ${value} is ${stats.size} bytes, more than a PEM file holds (at most ${MAX_PEM_BYTES})`,
+      );
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -88,6 +88,15 @@ describe('the profile store', () => {
     expect(security?.sasl).toBeUndefined();
     expect(connectionSecurity(store.save({ name: 'plain', bootstrap: 'b:9092' }))).toBeUndefined();
   });
+
+  it('refuses a TLS file that is a device or too large for a PEM file, unread', () => {
+    store.save({ name: 'zero', bootstrap: 'b:9093', tls: { ca: '/dev/zero', rejectUnauthorized: true } });
+    expect(() => connectionSecurity(store.get('zero')!)).toThrow('tls.ca: /dev/zero is not a regular file');
+    const big = path.join(home, 'big.pem');
+    writeFileSync(big, Buffer.alloc(5 * 1024 * 1024, 65));
+    store.save({ name: 'big', bootstrap: 'b:9093', tls: { ca: big, rejectUnauthorized: true } });
+    expect(() => connectionSecurity(store.get('big')!)).toThrow(/more than a PEM file holds/);
+  });
 });
 
 describe('what the engine accepts with a profile', () => {
