@@ -33,15 +33,22 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Spawns `kbench broker --port P --data-dir D ARGS` and waits for its `node 1 ...` line. */
+/** The standalone broker binary, as broker-native/README.md documents it. */
+const BROKER_BINARY = path.join(REPO, 'broker-native', 'target', 'release', 'kbench-broker');
+
+/**
+ * Spawns `kbench broker --port P --data-dir D ARGS` (or, given `program`, that program with the same
+ * flags, e.g. the kbench-broker binary) and waits for its `node 1 ...` line.
+ */
 async function startBrokerCommand(
   args: string[],
+  program: string[] = [process.execPath, MAIN, 'broker'],
 ): Promise<{ child: ChildProcess; port: number; exited: Promise<unknown[]> }> {
   const dir = await tempDir();
   const port = await freePort();
   const child = spawn(
-    process.execPath,
-    [MAIN, 'broker', '--port', String(port), '--data-dir', dir, ...args],
+    program[0] as string,
+    [...program.slice(1), '--port', String(port), '--data-dir', dir, ...args],
     {
       cwd: REPO,
       env: { ...process.env, KBENCH_HOME: dir },
@@ -151,6 +158,14 @@ describe('kbench broker over SASL_SSL', () => {
     // PLAINTEXT on a SASL_SSL listener gets nothing.
     const plaintext = await kcat(['-b', bootstrap, '-L', '-m', '5']);
     expect(plaintext.code).not.toBe(0);
+    child.kill('SIGTERM');
+    expect((await exited)[0]).toBe(0);
+  }, 90_000);
+
+  it('the standalone kbench-broker takes the same flags: kcat over SASL_SSL with SCRAM-SHA-512', async () => {
+    const { certs, flags } = await securityFlags();
+    const { child, port, exited } = await startBrokerCommand(flags, [BROKER_BINARY]);
+    await roundTrip(`127.0.0.1:${port}`, saslSsl(certs), 'secured-binary', ['x', 'y']);
     child.kill('SIGTERM');
     expect((await exited)[0]).toBe(0);
   }, 90_000);
