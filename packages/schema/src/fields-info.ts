@@ -1,5 +1,6 @@
 // What a form needs to know about each knob: its kind, allowed values and a line of help.
 // A test checks this covers every knob the schema has, so forms never drift from the schema.
+import { AGENT_ON_LOSS } from './agents.js';
 import { ACKS, COMPRESSION, DRIVERS, FAULT_ACTIONS, IF_TOPIC_EXISTS, START_AT } from './scenario.js';
 
 export type FieldKind =
@@ -33,6 +34,7 @@ export const FIELD_GROUPS: { title: string; prefix: string }[] = [
   { title: 'Producers', prefix: 'producers' },
   { title: 'Consumers', prefix: 'consumers' },
   { title: 'find-max search', prefix: 'findMax' },
+  { title: 'Agents', prefix: 'agents' },
 ];
 
 export const FIELD_INFO: FieldInfo[] = [
@@ -274,6 +276,21 @@ export const FIELD_INFO: FieldInfo[] = [
     kind: 'integer',
     label: 'Max trials',
     help: 'Trials at most.',
+    advanced: true,
+  },
+  {
+    path: 'agents.onLoss',
+    kind: 'enum',
+    label: 'When an agent is lost',
+    help: 'With load agents: fail stops the others and fails the run; continue goes on with the rest.',
+    options: AGENT_ON_LOSS,
+    advanced: true,
+  },
+  {
+    path: 'agents.lossTimeoutMs',
+    kind: 'integer',
+    label: 'Agent loss timeout (ms)',
+    help: 'An agent that does not answer within this long is lost (500 to 600000).',
     advanced: true,
   },
 ];

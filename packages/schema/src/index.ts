@@ -1,4 +1,4 @@
-export * from './api.js';
+export * from './agents.js';
 export * from './differences.js';
 export * from './errors.js';
 export { KNOWN_FIELDS } from './fields.js';

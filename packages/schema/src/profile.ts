@@ -2,6 +2,13 @@
 // the highest rate kbench may send it. Stored in $KBENCH_HOME/profiles (see @kbench/engine), named by
 // `target: <name>` in a scenario. Secrets live only there: never in a scenario, a run or an export.
 import { z } from 'zod';
+import {
+  AGENT_FIELDS,
+  type AgentEndpoint,
+  type AgentTlsSettings,
+  agentEntryProblem,
+  agentsShape,
+} from './agents.js';
 import { formatIssue, formatPath, type ScenarioIssue } from './errors.js';
 
 export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
@@ -58,6 +65,13 @@ export interface TargetProfile {
   sasl?: SaslSettings;
   /** The highest rate (records/s, all producers together) kbench may send this target. */
   maxRate?: number;
+  /** Load agents the run's clients run on (docs/agents.md), instead of this machine. */
+  agents?: AgentEndpoint[];
+  /** The agents' token (secret), or a file holding it. */
+  agentToken?: string;
+  agentTokenFile?: string;
+  /** How agents started with TLS are checked. */
+  agentTls?: AgentTlsSettings;
 }
 
 export class ProfileError extends Error {
@@ -97,10 +111,24 @@ const saslShape = z.strictObject({
   password: nonEmpty('password'),
 });
 
+const agentTlsShape = z.strictObject({ ca: pemOrPath.optional(), insecure: z.boolean().optional() });
+
 const ALLOWED: Record<string, string[]> = {
-  '': ['name', 'description', 'bootstrap', 'tls', 'sasl', 'maxRate'],
+  '': [
+    'name',
+    'description',
+    'bootstrap',
+    'tls',
+    'sasl',
+    'maxRate',
+    'agents',
+    'agentToken',
+    'agentTokenFile',
+    'agentTls',
+  ],
   tls: Object.keys(tlsShape.shape),
   sasl: Object.keys(saslShape.shape),
+  agentTls: Object.keys(agentTlsShape.shape),
 };
 
 const profileShape = z
@@ -125,8 +153,18 @@ const profileShape = z
       .number({ error: 'must be a number of records per second above 0' })
       .positive('must be a number of records per second above 0')
       .optional(),
+    agents: agentsShape.optional(),
+    agentToken: nonEmpty('token').optional(),
+    agentTokenFile: z.string().startsWith('/', 'must be an absolute file path').optional(),
+    agentTls: agentTlsShape.optional(),
   })
   .superRefine((p, ctx) => {
+    if (p.agentToken !== undefined && p.agentTokenFile !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['agentTokenFile'],
+        message: 'give agentToken or agentTokenFile, not both',
+      });
     if (p.tls && (p.tls.cert === undefined) !== (p.tls.key === undefined)) {
       ctx.addIssue({
         code: 'custom',
@@ -143,18 +181,23 @@ export function parseProfile(input: unknown): TargetProfile {
   }
   const parsed = profileShape.safeParse(input);
   if (parsed.success) {
-    const { tls, sasl, maxRate, ...rest } = parsed.data;
+    const { tls, sasl, maxRate, agents, agentToken, agentTokenFile, agentTls, ...rest } = parsed.data;
     return {
       ...rest,
       ...(tls ? { tls } : {}),
       ...(sasl ? { sasl } : {}),
       ...(maxRate !== undefined ? { maxRate } : {}),
+      ...(agents ? { agents } : {}),
+      ...(agentToken !== undefined ? { agentToken } : {}),
+      ...(agentTokenFile !== undefined ? { agentTokenFile } : {}),
+      ...(agentTls ? { agentTls: { ...agentTls } } : {}),
     };
   }
   const issues: ScenarioIssue[] = [];
   for (const issue of parsed.error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      const allowed = ALLOWED[issue.path.map(String).join('.')] ?? [];
+      const where = issue.path.map(String).join('.');
+      const allowed = ALLOWED[where] ?? (where.startsWith('agents.') ? AGENT_FIELDS : []);
       for (const key of issue.keys) {
         issues.push({
           path: formatPath([...issue.path, key]),
@@ -164,7 +207,10 @@ export function parseProfile(input: unknown): TargetProfile {
     } else if (issue.code === 'invalid_union') {
       issues.push({
         path: formatPath(issue.path),
-        message: 'must be true, false or an object of TLS settings',
+        message:
+          issue.path[0] === 'agents'
+            ? agentEntryProblem((input as { agents: unknown[] }).agents[Number(issue.path[1])])
+            : 'must be true, false or an object of TLS settings',
       });
     } else {
       const message =
@@ -196,6 +242,8 @@ export function maskProfile(profile: TargetProfile): TargetProfile {
     out.tls = tls;
   }
   if (profile.sasl) out.sasl = { ...profile.sasl, password: HIDDEN };
+  if (profile.agentToken !== undefined) out.agentToken = HIDDEN;
+  if (isPem(profile.agentTls?.ca)) out.agentTls = { ...profile.agentTls, ca: '(PEM certificate)' };
   return out;
 }
 

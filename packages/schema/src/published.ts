@@ -1,6 +1,5 @@
 // A write-up's published figures (scenarios/<folder>/published.yaml) and the declarative rules
 // that say which direction each effect should go, evaluated on our measured runs.
-import { z } from 'zod';
 import { readScenarioText } from './parse.js';
 import { LATENCY_KEYS, type RunSummary, type Sample } from './run.js';
 import type { Scenario } from './scenario.js';
@@ -254,13 +253,12 @@ export interface MeasuredRun {
   samples: Sample[];
 }
 
-export const verdictSchema = z.object({
-  says: z.string(),
+export interface Verdict {
+  says: string;
   /** null: the rule could not be checked (a run missing or not measured). */
-  matches: z.boolean().nullable(),
-  detail: z.string(),
-});
-export type Verdict = z.infer<typeof verdictSchema>;
+  matches: boolean | null;
+  detail: string;
+}
 
 /** A verdict's outcome in words; a quick run's few seconds settle no direction, so it is only indicative. */
 export function verdictOutcome(

@@ -1,8 +1,7 @@
 // A reproduction started from the web app: every runnable experiment of a write-up folder, run as one
 // series whose runs share a tag, and the shapes the server answers with.
-import { z } from 'zod';
-import { verdictSchema } from './published.js';
-import { runStatusSchema } from './run.js';
+import type { Verdict } from './published.js';
+import type { RunStatus } from './run.js';
 import type { Scenario } from './scenario.js';
 import { parseDurationMs } from './units.js';
 
@@ -25,22 +24,21 @@ export function parseReproductionTag(tag: string): { folder: string; quick: bool
 }
 
 /** One experiment of a write-up, as the library lists it. */
-export const reproductionExperimentInfoSchema = z.object({
+export interface ReproductionExperimentInfo {
   /** The scenario file, relative to the folder. */
-  scenario: z.string(),
+  scenario: string;
   /** The scenario's library path (for the composer). */
-  path: z.string(),
-  title: z.string(),
+  path: string;
+  title: string;
   /** Their figures, as published. */
-  published: z.record(z.string(), z.string()),
+  published: Record<string, string>;
   /** Our figures to show beside theirs (summary metric paths). */
-  figures: z.array(z.string()),
+  figures: string[];
   /** Why our setup may show the effect differently; empty when there is none. */
-  note: z.string(),
+  note: string;
   /** What each direction rule checks, in words. */
-  says: z.array(z.string()),
-});
-export type ReproductionExperimentInfo = z.infer<typeof reproductionExperimentInfoSchema>;
+  says: string[];
+}
 
 /** Rough costs of a run beyond its warm-up and measured time, for estimates only. */
 const SETUP_SECONDS = 5;
@@ -61,14 +59,13 @@ export function estimateRunSeconds(s: Scenario): number | null {
 }
 
 /** What a reproduction will take, roughly. */
-export const reproductionEstimateSchema = z.object({
-  runs: z.number().int(),
+export interface ReproductionEstimate {
+  runs: number;
   /** Seconds, for the runs of known length. */
-  seconds: z.number(),
+  seconds: number;
   /** Runs bounded by a record count, left out of `seconds`. */
-  unbounded: z.number().int(),
-});
-export type ReproductionEstimate = z.infer<typeof reproductionEstimateSchema>;
+  unbounded: number;
+}
 
 export function estimateReproduction(plans: Scenario[]): ReproductionEstimate {
   const each = plans.map(estimateRunSeconds);
@@ -80,11 +77,10 @@ export function estimateReproduction(plans: Scenario[]): ReproductionEstimate {
 }
 
 /** What reproducing a folder now would take, in full and quick. */
-export const reproductionEstimatesSchema = z.object({
-  full: reproductionEstimateSchema,
-  quick: reproductionEstimateSchema,
-});
-export type ReproductionEstimates = z.infer<typeof reproductionEstimatesSchema>;
+export interface ReproductionEstimates {
+  full: ReproductionEstimate;
+  quick: ReproductionEstimate;
+}
 
 /** `about 1 h 32 min`, `about 2 min`, `about 40 s`: an estimate, rounded as one. */
 export function aboutDuration(seconds: number): string {
@@ -95,95 +91,88 @@ export function aboutDuration(seconds: number): string {
 }
 
 /** A write-up folder (one with a published.yaml). */
-export const reproductionInfoSchema = z.object({
-  folder: z.string(),
-  title: z.string(),
-  url: z.string(),
-  setup: z.string(),
-  experiments: z.array(reproductionExperimentInfoSchema),
+export interface ReproductionInfo {
+  folder: string;
+  title: string;
+  url: string;
+  setup: string;
+  experiments: ReproductionExperimentInfo[];
   /** What reproducing it would take; absent when its published.yaml could not be read. */
-  estimate: reproductionEstimatesSchema.optional(),
+  estimate?: ReproductionEstimates;
   /** Why its published.yaml could not be read; the folder cannot be reproduced then. */
-  error: z.string().optional(),
-});
-export type ReproductionInfo = z.infer<typeof reproductionInfoSchema>;
+  error?: string;
+}
 
 /** A reproduction stored in the history, found by its tag. */
-export const reproductionRefSchema = z.object({
-  tag: z.string(),
-  quick: z.boolean(),
-  startedAt: z.string(),
-  runs: z.number().int(),
-});
-export type ReproductionRef = z.infer<typeof reproductionRefSchema>;
+export interface ReproductionRef {
+  tag: string;
+  quick: boolean;
+  startedAt: string;
+  runs: number;
+}
 
 /** Where a reproduction under way (or one this server ran) has got to. */
-export const reproductionProgressSchema = z.object({
-  total: z.number().int(),
+export interface ReproductionProgress {
+  total: number;
   /** Runs started so far. */
-  started: z.number().int(),
+  started: number;
   /** The run under way, if any. */
-  current: z.string().nullable(),
-  finished: z.boolean(),
+  current: string | null;
+  finished: boolean;
   /** Why it ended early, if it did. */
-  error: z.string().nullable(),
+  error: string | null;
   /** Who runs it: `this workbench`, or the kbench process the run slot names (a CLI reproduction). */
-  owner: z.string(),
+  owner: string;
   /** The whole series, as estimated before it started; null when a run's length is not known ahead. */
-  estimatedSeconds: z.number().nullable(),
+  estimatedSeconds: number | null;
   /** About how long the runs left take; null when not known. */
-  remainingSeconds: z.number().nullable(),
-});
-export type ReproductionProgress = z.infer<typeof reproductionProgressSchema>;
+  remainingSeconds: number | null;
+}
 
-export const reproductionRunSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  status: runStatusSchema,
+export interface ReproductionRun {
+  id: string;
+  name: string;
+  status: RunStatus;
   /** The sweep value this run had, as a rule's `file.yaml[value]` names it; null without a sweep. */
-  sweepValue: z.string().nullable(),
-  error: z.string().nullable(),
+  sweepValue: string | null;
+  error: string | null;
   /** The experiment's figures, by metric path (null: not measured). */
-  figures: z.record(z.string(), z.number().nullable()),
-});
-export type ReproductionRun = z.infer<typeof reproductionRunSchema>;
+  figures: Record<string, number | null>;
+}
 
-export const reproductionExperimentResultSchema = reproductionExperimentInfoSchema.extend({
+export interface ReproductionExperimentResult extends ReproductionExperimentInfo {
   /** Why it, or some of its sweep values, cannot run here. */
-  notRun: z.array(z.string()),
-  runs: z.array(reproductionRunSchema),
-  verdicts: z.array(verdictSchema),
-});
-export type ReproductionExperimentResult = z.infer<typeof reproductionExperimentResultSchema>;
+  notRun: string[];
+  runs: ReproductionRun[];
+  verdicts: Verdict[];
+}
 
-export const reproductionResultsSchema = z.object({
-  folder: z.string(),
-  title: z.string(),
-  url: z.string(),
-  setup: z.string(),
+export interface ReproductionResults {
+  folder: string;
+  title: string;
+  url: string;
+  setup: string;
   /** The reproduction shown; null when the folder has not been reproduced yet. */
-  tag: z.string().nullable(),
-  quick: z.boolean(),
-  startedAt: z.string().nullable(),
+  tag: string | null;
+  quick: boolean;
+  startedAt: string | null;
   /** Null for a reproduction this server process did not start (it ended before a restart). */
-  progress: reproductionProgressSchema.nullable(),
+  progress: ReproductionProgress | null;
   /** Every stored reproduction of the folder, newest first. */
-  reproductions: z.array(reproductionRefSchema),
-  experiments: z.array(reproductionExperimentResultSchema),
+  reproductions: ReproductionRef[];
+  experiments: ReproductionExperimentResult[];
   /** What reproducing the folder now would take, in full and quick. */
-  estimate: reproductionEstimatesSchema,
-});
-export type ReproductionResults = z.infer<typeof reproductionResultsSchema>;
+  estimate: ReproductionEstimates;
+}
 
 /** What POST /api/reproductions answers. */
-export const reproductionStartedSchema = z.object({
-  folder: z.string(),
-  tag: z.string(),
-  quick: z.boolean(),
+export interface ReproductionStarted {
+  folder: string;
+  tag: string;
+  quick: boolean;
   /** Runs in the series. */
-  total: z.number().int(),
-  firstRunId: z.string(),
+  total: number;
+  firstRunId: string;
   /** Experiments (or sweep values) left out, with the reason. */
-  skipped: z.array(z.object({ scenario: z.string(), reason: z.string() })),
-});
-export type ReproductionStarted = z.infer<typeof reproductionStartedSchema>;
+  skipped: { scenario: string; reason: string }[];
+}

@@ -1,5 +1,6 @@
 // The scenario file: what load to send, where, and for how long. Every default lives here, once.
 import { z } from 'zod';
+import { AGENT_ON_LOSS } from './agents.js';
 import {
   type ClientRole,
   clientConfigSchema,
@@ -179,6 +180,14 @@ const findMax = closedObject('findMax', {
   maxTrials: integer(2, 50).default(12),
 });
 
+/** What a run whose load comes from agents does when one is lost (docs/agents.md). */
+const agents = closedObject('agents', {
+  /** fail: stop the others and end the run failed; continue: go on with the rest. */
+  onLoss: oneOf(AGENT_ON_LOSS).default('fail'),
+  /** An agent that does not answer a sample's request within this long is lost. */
+  lossTimeoutMs: integer(500, 600_000).default(5000),
+});
+
 const sweep = closedObject('sweep', {
   knob: z.string().min(1, 'must name a knob by its path, e.g. producers.messageSize'),
   values: z.array(z.unknown()).min(1, 'must list at least one value'),
@@ -199,6 +208,7 @@ export const scenarioShape = closedObject('', {
   warmup: duration({ max: MAX_DURATION_MS }).default('0s'),
   faults: z.array(fault).default([]),
   findMax: findMax.prefault({}),
+  agents: agents.prefault({}),
   sweep: sweep.optional(),
 });
 

@@ -45,7 +45,8 @@ describe('target profiles', () => {
     ]);
     expect(issues({ name: 'x', bootstrap: 'h:1', extra: 1 })[0]).toEqual({
       path: 'extra',
-      message: 'unknown field; allowed fields here: name, description, bootstrap, tls, sasl, maxRate',
+      message:
+        'unknown field; allowed fields here: name, description, bootstrap, tls, sasl, maxRate, agents, agentToken, agentTokenFile, agentTls',
     });
     expect(issues([])).toEqual([{ path: '', message: 'a profile must be an object of fields' }]);
   });

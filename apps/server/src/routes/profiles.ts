@@ -1,17 +1,10 @@
 // Target profiles: list, create, delete. Answers never carry a secret (passwords, passphrases and
 // PEM keys are masked), and a bad profile is a 400 naming each field.
 import { ProfileExistsError } from '@kbench/engine/profiles';
-import {
-  deletedSchema,
-  maskProfile,
-  ProfileError,
-  profileNameParamsSchema,
-  profileSaveQuerySchema,
-  type TargetProfile,
-} from '@kbench/schema';
+import { maskProfile, ProfileError, type TargetProfile } from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http-error.js';
-import { errorResponses, requestSchema, responseSchema } from '../route-schema.js';
+import { errorResponses } from '../schemas.js';
 
 const text = { type: 'string' } as const;
 
@@ -42,6 +35,12 @@ export const maskedProfile = {
   },
 } as const;
 
+const nameParams = {
+  type: 'object',
+  required: ['name'],
+  properties: { name: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z][A-Za-z0-9._-]*$' } },
+} as const;
+
 function badProfile(err: ProfileError): HttpError {
   return new HttpError(400, 'invalid profile', err.issues);
 }
@@ -66,7 +65,11 @@ export async function profileRoutes(app: FastifyInstance): Promise<void> {
       schema: {
         // The profile itself is checked by @kbench/schema, for messages that name the field.
         body: { type: 'object' },
-        querystring: requestSchema(profileSaveQuerySchema),
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { replace: { type: 'boolean' } },
+        },
         response: { 201: maskedProfile, ...errorResponses },
       },
     },
@@ -88,8 +91,11 @@ export async function profileRoutes(app: FastifyInstance): Promise<void> {
     '/api/profiles/:name',
     {
       schema: {
-        params: requestSchema(profileNameParamsSchema),
-        response: { 200: responseSchema(deletedSchema), ...errorResponses },
+        params: nameParams,
+        response: {
+          200: { type: 'object', required: ['deleted'], properties: { deleted: text } },
+          ...errorResponses,
+        },
       },
     },
     async (request) => {

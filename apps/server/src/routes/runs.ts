@@ -1,35 +1,27 @@
 import { stat } from 'node:fs/promises';
 import { rawScenario, resolveScenario, sweepSeries } from '@kbench/app';
 import { samplesToCsv } from '@kbench/history';
-import {
-  deletedSchema,
-  historyVersionSchema,
-  type RunChange,
-  type RunIdParams,
-  type RunQuery,
-  readScenarioText,
-  runChangeSchema,
-  runIdBodySchema,
-  runIdParamsSchema,
-  runListItemSchema,
-  runOwnerSchema,
-  runQuerySchema,
-  runRecordSchema,
-  type Scenario,
-  ScenarioError,
-  type StartRunBody,
-  sampleSchema,
-  startRunBodySchema,
-  sweepInfoSchema,
-} from '@kbench/schema';
+import { RUN_STATUSES, type RunStatus, readScenarioText, type Scenario, ScenarioError } from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, invalidScenario } from '../http-error.js';
-import { errorResponses, requestSchema, responseSchema } from '../route-schema.js';
+import { errorResponses, runIdParams, runListItem, runRecord, sample } from '../schemas.js';
 
-type IdParams = { Params: RunIdParams };
-const runIdParams = requestSchema(runIdParamsSchema);
-const runRecord = responseSchema(runRecordSchema);
-const runId = responseSchema(runIdBodySchema);
+interface StartRunBody {
+  scenario?: Record<string, unknown>;
+  yaml?: string;
+  path?: string;
+  set?: string[];
+  /** Run even while another run is going on this machine; both record concurrentWith. */
+  concurrent?: boolean;
+}
+
+interface RunQuery {
+  status?: RunStatus;
+  search?: string;
+  limit?: number;
+}
+
+type IdParams = { Params: { id: string } };
 
 /** Turns a start request into a validated scenario; any problem is a 400 naming the field. */
 async function scenarioFromBody(
@@ -66,8 +58,21 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     '/api/runs',
     {
       schema: {
-        body: requestSchema(startRunBodySchema),
-        response: { 201: runId, ...errorResponses },
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            scenario: { type: 'object' },
+            yaml: { type: 'string', maxLength: 1_000_000 },
+            path: { type: 'string', minLength: 1, maxLength: 1000 },
+            set: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 10_000 } },
+            concurrent: { type: 'boolean' },
+          },
+        },
+        response: {
+          201: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+          ...errorResponses,
+        },
       },
     },
     async (request, reply) => {
@@ -103,7 +108,20 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     {
       schema: {
         params: runIdParams,
-        response: { 200: responseSchema(sweepInfoSchema), ...errorResponses },
+        response: {
+          200: {
+            type: 'object',
+            required: ['knob', 'total', 'ids', 'finished', 'error'],
+            properties: {
+              knob: { type: 'string' },
+              total: { type: 'integer' },
+              ids: { type: 'array', items: { type: 'string' } },
+              finished: { type: 'boolean' },
+              error: { type: ['string', 'null'] },
+            },
+          },
+          ...errorResponses,
+        },
       },
     },
     async (request) => {
@@ -121,8 +139,16 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     '/api/runs',
     {
       schema: {
-        querystring: requestSchema(runQuerySchema),
-        response: { 200: responseSchema(runListItemSchema.array()), ...errorResponses },
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            status: { type: 'string', enum: [...RUN_STATUSES] },
+            search: { type: 'string', maxLength: 200 },
+            limit: { type: 'integer', minimum: 1, maximum: 10_000 },
+          },
+        },
+        response: { 200: { type: 'array', items: runListItem }, ...errorResponses },
       },
     },
     async (request) => {
@@ -141,7 +167,10 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     '/api/runs/version',
     {
       schema: {
-        response: { 200: responseSchema(historyVersionSchema), ...errorResponses },
+        response: {
+          200: { type: 'object', required: ['version'], properties: { version: { type: 'string' } } },
+          ...errorResponses,
+        },
       },
     },
     async () => {
@@ -168,10 +197,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
   app.get<IdParams>(
     '/api/runs/:id/samples',
     {
-      schema: {
-        params: runIdParams,
-        response: { 200: responseSchema(sampleSchema.array()), ...errorResponses },
-      },
+      schema: { params: runIdParams, response: { 200: { type: 'array', items: sample }, ...errorResponses } },
     },
     async (request) => {
       const record = await findRun(request.params.id);
@@ -193,12 +219,24 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.patch<IdParams & { Body: RunChange }>(
+  app.patch<IdParams & { Body: { tags?: string[]; notes?: string } }>(
     '/api/runs/:id',
     {
       schema: {
         params: runIdParams,
-        body: requestSchema(runChangeSchema),
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          minProperties: 1,
+          properties: {
+            tags: {
+              type: 'array',
+              maxItems: 50,
+              items: { type: 'string', minLength: 1, maxLength: 60, pattern: '^[^,\\s][^,]*$' },
+            },
+            notes: { type: 'string', maxLength: 20_000 },
+          },
+        },
         response: { 200: runRecord, ...errorResponses },
       },
     },
@@ -216,7 +254,10 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     {
       schema: {
         params: runIdParams,
-        response: { 200: responseSchema(deletedSchema), ...errorResponses },
+        response: {
+          200: { type: 'object', required: ['deleted'], properties: { deleted: { type: 'string' } } },
+          ...errorResponses,
+        },
       },
     },
     async (request) => {
@@ -233,7 +274,10 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     {
       schema: {
         params: runIdParams,
-        response: { 202: runId, ...errorResponses },
+        response: {
+          202: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+          ...errorResponses,
+        },
       },
     },
     async (request, reply) => {
@@ -258,7 +302,19 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     {
       schema: {
         params: runIdParams,
-        response: { 200: responseSchema(runOwnerSchema), ...errorResponses },
+        response: {
+          200: {
+            type: 'object',
+            required: ['id', 'owner', 'stoppable', 'reason'],
+            properties: {
+              id: { type: 'string' },
+              owner: { type: ['string', 'null'] },
+              stoppable: { type: 'boolean' },
+              reason: { type: ['string', 'null'] },
+            },
+          },
+          ...errorResponses,
+        },
       },
     },
     async (request) => {

@@ -1,18 +1,48 @@
-import {
-  type SaveScenarioBody,
-  savedScenarioSchema,
-  saveScenarioBodySchema,
-  scenarioEntrySchema,
-  scenarioFileSchema,
-  scenarioPathParamsSchema,
-} from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
-import { errorResponses, requestSchema, responseSchema } from '../route-schema.js';
+import { errorBody, errorResponses } from '../schemas.js';
+
+const issues = errorBody.properties.issues;
 
 export async function scenarioRoutes(app: FastifyInstance): Promise<void> {
   app.get(
     '/api/scenarios',
-    { schema: { response: { 200: responseSchema(scenarioEntrySchema.array()), ...errorResponses } } },
+    {
+      schema: {
+        response: {
+          200: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['path', 'folder', 'name', 'description', 'valid'],
+              properties: {
+                path: { type: 'string' },
+                folder: { type: 'string' },
+                name: { type: 'string' },
+                description: { type: 'string' },
+                valid: { type: 'boolean' },
+                issues,
+                outline: {
+                  type: 'object',
+                  properties: {
+                    target: { type: 'string' },
+                    driver: { type: 'string' },
+                    nodes: { type: 'integer' },
+                    partitions: { type: 'integer' },
+                    producers: { type: 'integer' },
+                    consumers: { type: 'integer' },
+                    // A size in bytes, or a { min, max } range.
+                    messageSize: {},
+                    length: { type: 'string' },
+                    sweep: { type: 'boolean' },
+                  },
+                },
+              },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
     async () => app.scenarios.list(),
   );
 
@@ -20,20 +50,43 @@ export async function scenarioRoutes(app: FastifyInstance): Promise<void> {
     '/api/scenarios/*',
     {
       schema: {
-        params: requestSchema(scenarioPathParamsSchema),
-        // The file's place on disk is not answered: it is not in the shape.
-        response: { 200: responseSchema(scenarioFileSchema), ...errorResponses },
+        params: { type: 'object', properties: { '*': { type: 'string', maxLength: 1000 } } },
+        response: {
+          200: {
+            type: 'object',
+            required: ['path', 'text'],
+            properties: {
+              path: { type: 'string' },
+              text: { type: 'string' },
+              scenario: { type: 'object', additionalProperties: true },
+              issues,
+            },
+          },
+          ...errorResponses,
+        },
       },
     },
     async (request) => app.scenarios.read(request.params['*']),
   );
 
-  app.post<{ Body: SaveScenarioBody }>(
+  app.post<{ Body: { file: string; yaml: string; overwrite?: boolean } }>(
     '/api/scenarios',
     {
       schema: {
-        body: requestSchema(saveScenarioBodySchema),
-        response: { 201: responseSchema(savedScenarioSchema), ...errorResponses },
+        body: {
+          type: 'object',
+          required: ['file', 'yaml'],
+          additionalProperties: false,
+          properties: {
+            file: { type: 'string', minLength: 1, maxLength: 100 },
+            yaml: { type: 'string', maxLength: 1_000_000 },
+            overwrite: { type: 'boolean' },
+          },
+        },
+        response: {
+          201: { type: 'object', required: ['path'], properties: { path: { type: 'string' } } },
+          ...errorResponses,
+        },
       },
     },
     async (request, reply) => {
