@@ -1,70 +1,47 @@
-// The server's REST API, typed with the shapes from @kbench/schema.
+// The server's REST API, typed with the shapes from @kbench/schema (the server's route schemas are
+// generated from the same declarations). Type-only imports: no schema code comes into the bundle.
 import type {
+  ErrorBody,
   ReproductionInfo,
   ReproductionResults,
   ReproductionStarted,
+  RunChange,
   RunListItem,
+  RunOwner,
+  RunQuery,
   RunRecord,
   RunStatus,
   Sample,
-  Scenario,
+  SaveScenarioBody,
   ScenarioEntry,
-  ScenarioOutline,
+  ScenarioFile,
+  ScenarioIssue,
+  StartReproductionBody,
+  StartRunBody,
+  SweepInfo,
   TargetProfile,
 } from '@kbench/schema';
 
 export type {
+  Progress,
   ReproductionInfo,
   ReproductionResults,
   ReproductionStarted,
   RunListItem,
+  RunOwner,
   RunRecord,
   RunStatus,
   Sample,
   Scenario,
   ScenarioEntry,
+  ScenarioFile,
   ScenarioOutline,
+  SweepInfo,
   TargetProfile,
-};
+} from '@kbench/schema';
 
-export interface Issue {
-  path: string;
-  message: string;
-}
-
-export interface ScenarioFile {
-  path: string;
-  text: string;
-  scenario?: Scenario;
-  issues?: Issue[];
-}
-
-/** Mirrors the engine's Progress events. */
-export interface Progress {
-  phase: 'starting' | 'setup' | 'preload' | 'search' | 'warmup' | 'measuring' | 'stopping' | 'done';
-  elapsedMs: number;
-  totalMs: number | null;
-  producedRecords: number;
-  consumedRecords: number;
-  targetRecords: number | null;
-}
-
-/** Who runs a run and whether Stop reaches it (another process's run, stopped through the run slot). */
-export interface RunOwner {
-  id: string;
-  owner: string | null;
-  stoppable: boolean;
-  reason: string | null;
-}
-
-export interface SweepInfo {
-  knob: string;
-  total: number;
-  ids: string[];
-  finished: boolean;
-  /** Why the sweep ended before its last run, if it did. */
-  error: string | null;
-}
+/** A problem with one field of a request, by its path. */
+export type Issue = ScenarioIssue;
 
 export class ApiError extends Error {
   constructor(
@@ -87,7 +64,7 @@ async function request<T>(method: string, url: string, body?: unknown): Promise<
   const text = await res.text();
   const data: unknown = text ? JSON.parse(text) : null;
   if (!res.ok) {
-    const err = (data ?? {}) as { error?: string; issues?: Issue[] };
+    const err = (data ?? {}) as Partial<ErrorBody>;
     throw new ApiError(res.status, err.error ?? `${res.status} ${res.statusText}`, err.issues ?? []);
   }
   return data as T;
@@ -99,17 +76,9 @@ export const api = {
   scenarios: () => request<ScenarioEntry[]>('GET', '/api/scenarios'),
   scenario: (path: string) =>
     request<ScenarioFile>('GET', `/api/scenarios/${path.split('/').map(enc).join('/')}`),
-  saveScenario: (body: { file: string; yaml: string; overwrite?: boolean }) =>
-    request<{ path: string }>('POST', '/api/scenarios', body),
-  startRun: (body: {
-    path?: string;
-    yaml?: string;
-    scenario?: object;
-    set?: string[];
-    /** Run even while another run is going on this machine (both are marked). */
-    concurrent?: boolean;
-  }) => request<{ id: string }>('POST', '/api/runs', body),
-  runs: (filter: { status?: RunStatus | ''; search?: string; limit?: number } = {}) => {
+  saveScenario: (body: SaveScenarioBody) => request<{ path: string }>('POST', '/api/scenarios', body),
+  startRun: (body: StartRunBody) => request<{ id: string }>('POST', '/api/runs', body),
+  runs: (filter: Omit<RunQuery, 'status'> & { status?: RunStatus | '' } = {}) => {
     const q = new URLSearchParams();
     if (filter.status) q.set('status', filter.status);
     if (filter.search) q.set('search', filter.search);
@@ -124,12 +93,11 @@ export const api = {
   sweep: (id: string) => request<SweepInfo>('GET', `/api/runs/${enc(id)}/sweep`),
   stopRun: (id: string) => request<{ id: string }>('POST', `/api/runs/${enc(id)}/stop`),
   owner: (id: string) => request<RunOwner>('GET', `/api/runs/${enc(id)}/owner`),
-  updateRun: (id: string, change: { tags?: string[]; notes?: string }) =>
-    request<RunRecord>('PATCH', `/api/runs/${enc(id)}`, change),
+  updateRun: (id: string, change: RunChange) => request<RunRecord>('PATCH', `/api/runs/${enc(id)}`, change),
   deleteRun: (id: string) => request<{ deleted: string }>('DELETE', `/api/runs/${enc(id)}`),
   /** The write-up folders (those with a published.yaml). */
   reproductions: () => request<ReproductionInfo[]>('GET', '/api/reproductions'),
-  startReproduction: (body: { folder: string; quick?: boolean; concurrent?: boolean }) =>
+  startReproduction: (body: StartReproductionBody) =>
     request<ReproductionStarted>('POST', '/api/reproductions', body),
   /** A folder's latest reproduction, or the one with this tag, with the verdicts of its rules. */
   reproductionResults: (folder: string, tag?: string | null) =>

@@ -6,6 +6,8 @@ import {
   type FaultEvent,
   type FindMaxResult,
   isBootstrapList,
+  type Phase,
+  type Progress,
   parseDurationMs,
   type RunSummary,
   type Sample,
@@ -28,26 +30,8 @@ import { connectionHint } from './security.js';
 import { assertSupported, rateCeiling } from './supported.js';
 import { openTarget, type Target, targetProfile } from './target.js';
 
-export type Phase =
-  | 'starting'
-  | 'setup'
-  | 'preload'
-  | 'search'
-  | 'warmup'
-  | 'measuring'
-  | 'stopping'
-  | 'done';
-
-export interface Progress {
-  phase: Phase;
-  /** Since load began (0 before). */
-  elapsedMs: number;
-  /** Warm-up plus measured time, or null when the run is bounded by a record count. */
-  totalMs: number | null;
-  producedRecords: number;
-  consumedRecords: number;
-  targetRecords: number | null;
-}
+/** A run's phases and progress events are declared in @kbench/schema, which the web app reads too. */
+export type { Phase, Progress };
 
 export interface RunOutcome {
   status: 'completed' | 'stopped' | 'failed';

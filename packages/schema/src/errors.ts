@@ -1,11 +1,9 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { KNOWN_FIELDS } from './fields.js';
 
 /** One problem in a scenario: where it is (a dotted path) and what is allowed there. */
-export interface ScenarioIssue {
-  path: string;
-  message: string;
-}
+export const scenarioIssueSchema = z.object({ path: z.string(), message: z.string() });
+export type ScenarioIssue = z.infer<typeof scenarioIssueSchema>;
 
 export class ScenarioError extends Error {
   readonly issues: ScenarioIssue[];

@@ -1,4 +1,5 @@
 export * from './agents.js';
+export * from './api.js';
 export * from './differences.js';
 export * from './errors.js';
 export { KNOWN_FIELDS } from './fields.js';

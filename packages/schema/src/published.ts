@@ -1,5 +1,6 @@
 // A write-up's published figures (scenarios/<folder>/published.yaml) and the declarative rules
 // that say which direction each effect should go, evaluated on our measured runs.
+import { z } from 'zod';
 import { readScenarioText } from './parse.js';
 import { LATENCY_KEYS, type RunSummary, type Sample } from './run.js';
 import type { Scenario } from './scenario.js';
@@ -253,12 +254,13 @@ export interface MeasuredRun {
   samples: Sample[];
 }
 
-export interface Verdict {
-  says: string;
+export const verdictSchema = z.object({
+  says: z.string(),
   /** null: the rule could not be checked (a run missing or not measured). */
-  matches: boolean | null;
-  detail: string;
-}
+  matches: z.boolean().nullable(),
+  detail: z.string(),
+});
+export type Verdict = z.infer<typeof verdictSchema>;
 
 /** A verdict's outcome in words; a quick run's few seconds settle no direction, so it is only indicative. */
 export function verdictOutcome(

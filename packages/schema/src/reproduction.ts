@@ -1,7 +1,8 @@
 // A reproduction started from the web app: every runnable experiment of a write-up folder, run as one
 // series whose runs share a tag, and the shapes the server answers with.
-import type { Verdict } from './published.js';
-import type { RunStatus } from './run.js';
+import { z } from 'zod';
+import { verdictSchema } from './published.js';
+import { runStatusSchema } from './run.js';
 import type { Scenario } from './scenario.js';
 import { parseDurationMs } from './units.js';
 
@@ -24,21 +25,22 @@ export function parseReproductionTag(tag: string): { folder: string; quick: bool
 }
 
 /** One experiment of a write-up, as the library lists it. */
-export interface ReproductionExperimentInfo {
+export const reproductionExperimentInfoSchema = z.object({
   /** The scenario file, relative to the folder. */
-  scenario: string;
+  scenario: z.string(),
   /** The scenario's library path (for the composer). */
-  path: string;
-  title: string;
+  path: z.string(),
+  title: z.string(),
   /** Their figures, as published. */
-  published: Record<string, string>;
+  published: z.record(z.string(), z.string()),
   /** Our figures to show beside theirs (summary metric paths). */
-  figures: string[];
+  figures: z.array(z.string()),
   /** Why our setup may show the effect differently; empty when there is none. */
-  note: string;
+  note: z.string(),
   /** What each direction rule checks, in words. */
-  says: string[];
-}
+  says: z.array(z.string()),
+});
+export type ReproductionExperimentInfo = z.infer<typeof reproductionExperimentInfoSchema>;
 
 /** Rough costs of a run beyond its warm-up and measured time, for estimates only. */
 const SETUP_SECONDS = 5;
@@ -59,13 +61,14 @@ export function estimateRunSeconds(s: Scenario): number | null {
 }
 
 /** What a reproduction will take, roughly. */
-export interface ReproductionEstimate {
-  runs: number;
+export const reproductionEstimateSchema = z.object({
+  runs: z.number().int(),
   /** Seconds, for the runs of known length. */
-  seconds: number;
+  seconds: z.number(),
   /** Runs bounded by a record count, left out of `seconds`. */
-  unbounded: number;
-}
+  unbounded: z.number().int(),
+});
+export type ReproductionEstimate = z.infer<typeof reproductionEstimateSchema>;
 
 export function estimateReproduction(plans: Scenario[]): ReproductionEstimate {
   const each = plans.map(estimateRunSeconds);
@@ -77,10 +80,11 @@ export function estimateReproduction(plans: Scenario[]): ReproductionEstimate {
 }
 
 /** What reproducing a folder now would take, in full and quick. */
-export interface ReproductionEstimates {
-  full: ReproductionEstimate;
-  quick: ReproductionEstimate;
-}
+export const reproductionEstimatesSchema = z.object({
+  full: reproductionEstimateSchema,
+  quick: reproductionEstimateSchema,
+});
+export type ReproductionEstimates = z.infer<typeof reproductionEstimatesSchema>;
 
 /** `about 1 h 32 min`, `about 2 min`, `about 40 s`: an estimate, rounded as one. */
 export function aboutDuration(seconds: number): string {
@@ -91,88 +95,95 @@ export function aboutDuration(seconds: number): string {
 }
 
 /** A write-up folder (one with a published.yaml). */
-export interface ReproductionInfo {
-  folder: string;
-  title: string;
-  url: string;
-  setup: string;
-  experiments: ReproductionExperimentInfo[];
+export const reproductionInfoSchema = z.object({
+  folder: z.string(),
+  title: z.string(),
+  url: z.string(),
+  setup: z.string(),
+  experiments: z.array(reproductionExperimentInfoSchema),
   /** What reproducing it would take; absent when its published.yaml could not be read. */
-  estimate?: ReproductionEstimates;
+  estimate: reproductionEstimatesSchema.optional(),
   /** Why its published.yaml could not be read; the folder cannot be reproduced then. */
-  error?: string;
-}
+  error: z.string().optional(),
+});
+export type ReproductionInfo = z.infer<typeof reproductionInfoSchema>;
 
 /** A reproduction stored in the history, found by its tag. */
-export interface ReproductionRef {
-  tag: string;
-  quick: boolean;
-  startedAt: string;
-  runs: number;
-}
+export const reproductionRefSchema = z.object({
+  tag: z.string(),
+  quick: z.boolean(),
+  startedAt: z.string(),
+  runs: z.number().int(),
+});
+export type ReproductionRef = z.infer<typeof reproductionRefSchema>;
 
 /** Where a reproduction under way (or one this server ran) has got to. */
-export interface ReproductionProgress {
-  total: number;
+export const reproductionProgressSchema = z.object({
+  total: z.number().int(),
   /** Runs started so far. */
-  started: number;
+  started: z.number().int(),
   /** The run under way, if any. */
-  current: string | null;
-  finished: boolean;
+  current: z.string().nullable(),
+  finished: z.boolean(),
   /** Why it ended early, if it did. */
-  error: string | null;
+  error: z.string().nullable(),
   /** Who runs it: `this workbench`, or the kbench process the run slot names (a CLI reproduction). */
-  owner: string;
+  owner: z.string(),
   /** The whole series, as estimated before it started; null when a run's length is not known ahead. */
-  estimatedSeconds: number | null;
+  estimatedSeconds: z.number().nullable(),
   /** About how long the runs left take; null when not known. */
-  remainingSeconds: number | null;
-}
+  remainingSeconds: z.number().nullable(),
+});
+export type ReproductionProgress = z.infer<typeof reproductionProgressSchema>;
 
-export interface ReproductionRun {
-  id: string;
-  name: string;
-  status: RunStatus;
+export const reproductionRunSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: runStatusSchema,
   /** The sweep value this run had, as a rule's `file.yaml[value]` names it; null without a sweep. */
-  sweepValue: string | null;
-  error: string | null;
+  sweepValue: z.string().nullable(),
+  error: z.string().nullable(),
   /** The experiment's figures, by metric path (null: not measured). */
-  figures: Record<string, number | null>;
-}
+  figures: z.record(z.string(), z.number().nullable()),
+});
+export type ReproductionRun = z.infer<typeof reproductionRunSchema>;
 
-export interface ReproductionExperimentResult extends ReproductionExperimentInfo {
+export const reproductionExperimentResultSchema = reproductionExperimentInfoSchema.extend({
   /** Why it, or some of its sweep values, cannot run here. */
-  notRun: string[];
-  runs: ReproductionRun[];
-  verdicts: Verdict[];
-}
+  notRun: z.array(z.string()),
+  runs: z.array(reproductionRunSchema),
+  verdicts: z.array(verdictSchema),
+});
+export type ReproductionExperimentResult = z.infer<typeof reproductionExperimentResultSchema>;
 
-export interface ReproductionResults {
-  folder: string;
-  title: string;
-  url: string;
-  setup: string;
+export const reproductionResultsSchema = z.object({
+  folder: z.string(),
+  title: z.string(),
+  url: z.string(),
+  setup: z.string(),
   /** The reproduction shown; null when the folder has not been reproduced yet. */
-  tag: string | null;
-  quick: boolean;
-  startedAt: string | null;
+  tag: z.string().nullable(),
+  quick: z.boolean(),
+  startedAt: z.string().nullable(),
   /** Null for a reproduction this server process did not start (it ended before a restart). */
-  progress: ReproductionProgress | null;
+  progress: reproductionProgressSchema.nullable(),
   /** Every stored reproduction of the folder, newest first. */
-  reproductions: ReproductionRef[];
-  experiments: ReproductionExperimentResult[];
+  reproductions: z.array(reproductionRefSchema),
+  experiments: z.array(reproductionExperimentResultSchema),
   /** What reproducing the folder now would take, in full and quick. */
-  estimate: ReproductionEstimates;
-}
+  estimate: reproductionEstimatesSchema,
+});
+export type ReproductionResults = z.infer<typeof reproductionResultsSchema>;
 
 /** What POST /api/reproductions answers. */
-export interface ReproductionStarted {
-  folder: string;
-  tag: string;
-  quick: boolean;
+export const reproductionStartedSchema = z.object({
+  folder: z.string(),
+  tag: z.string(),
+  quick: z.boolean(),
   /** Runs in the series. */
-  total: number;
-  firstRunId: string;
+  total: z.number().int(),
+  firstRunId: z.string(),
   /** Experiments (or sweep values) left out, with the reason. */
-  skipped: { scenario: string; reason: string }[];
-}
+  skipped: z.array(z.object({ scenario: z.string(), reason: z.string() })),
+});
+export type ReproductionStarted = z.infer<typeof reproductionStartedSchema>;

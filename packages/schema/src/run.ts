@@ -1,25 +1,30 @@
-// What a run produces: per-second samples, a summary, and the record kept in the history.
-import type { AgentsRun } from './agents.js';
+// What a run produces: per-second samples, a summary, and the record kept in the history. Each shape
+// is a zod schema, the one declaration of it: the types are inferred from it, and the server's route
+// schemas are generated from it (`jsonSchemaOf`), so the web app and the API read the same shape.
+import { z } from 'zod';
+import { agentsRunSchema } from './agents.js';
 import type { Scenario } from './scenario.js';
 
 export const RUN_STATUSES = ['running', 'completed', 'stopped', 'failed', 'aborted'] as const;
 /** completed: ran its course; stopped: a person stopped it; failed: an error ended it; aborted: its process died. */
-export type RunStatus = (typeof RUN_STATUSES)[number];
+export const runStatusSchema = z.enum(RUN_STATUSES);
+export type RunStatus = z.infer<typeof runStatusSchema>;
 
 /** Latency percentiles in milliseconds (HDR histograms are kept in microseconds). */
-export interface LatencySummary {
-  count: number;
-  p50: number;
-  p75: number;
-  p95: number;
-  p99: number;
-  p999: number;
-  p9999: number;
-  max: number;
-  mean: number;
+export const latencySummarySchema = z.object({
+  count: z.number(),
+  p50: z.number(),
+  p75: z.number(),
+  p95: z.number(),
+  p99: z.number(),
+  p999: z.number(),
+  p9999: z.number(),
+  max: z.number(),
+  mean: z.number(),
   /** Mean of the slowest 10% (Sangrenel's figure). */
-  worst10Mean: number;
-}
+  worst10Mean: z.number(),
+});
+export type LatencySummary = z.infer<typeof latencySummarySchema>;
 
 export const LATENCY_KEYS = [
   'p50',
@@ -33,120 +38,128 @@ export const LATENCY_KEYS = [
   'worst10Mean',
 ] as const;
 
-/** One interval of about a second. Counts are for the interval, not cumulative. */
-export interface Sample {
-  /** Seconds since load started (end of this interval), warm-up included. */
-  t: number;
-  /** Length of this interval in ms, so rates are counts / intervalMs * 1000. */
-  intervalMs: number;
-  warmup: boolean;
-  producedRecords: number;
-  /** Value bytes produced (MB/s in the summary counts these, as the 2014 Kafka benchmark does). */
-  producedBytes: number;
-  consumedRecords: number;
-  consumedBytes: number;
-  errors: number;
-  /** Records produced and not yet consumed, at the end of the interval (0 without consumers). */
-  backlog: number;
-  publishP50Ms: number | null;
-  publishP99Ms: number | null;
-  publishMaxMs: number | null;
-  e2eP50Ms: number | null;
-  e2eP99Ms: number | null;
-  e2eMaxMs: number | null;
-  /** What each node of a bundled broker or cluster did in this interval (absent for other targets). */
-  broker?: BrokerNodeSample[];
-}
-
 /** One node of the bundled broker or cluster over one sample interval. Optional figures need a broker that counts them. */
-export interface BrokerNodeSample {
-  node: number;
+export const brokerNodeSampleSchema = z.object({
+  node: z.number(),
   /** Bytes of requests received / responses sent, per second. */
-  bytesInPerSec: number;
-  bytesOutPerSec: number;
+  bytesInPerSec: z.number(),
+  bytesOutPerSec: z.number(),
   /** fsyncs of log segments in the interval. */
-  fsyncs?: number;
+  fsyncs: z.number().optional(),
   /** Mean fsync latency in the interval (null without fsyncs). */
-  fsyncMeanMs?: number | null;
+  fsyncMeanMs: z.number().nullable().optional(),
   /** The slowest fsync since the node started (the broker keeps a running maximum). */
-  fsyncMaxMs?: number;
+  fsyncMaxMs: z.number().optional(),
   /** Partitions this node leads whose ISR is smaller than their replica set, at the end of the interval. */
-  underReplicated?: number;
+  underReplicated: z.number().optional(),
   /** ISR shrinks and expands in the interval. */
-  isrShrinks?: number;
-  isrExpands?: number;
+  isrShrinks: z.number().optional(),
+  isrExpands: z.number().optional(),
   /** Bytes replicated (follower fetches) per second. */
-  replicatedBytesPerSec?: number;
+  replicatedBytesPerSec: z.number().optional(),
   /** Bytes of log on the node at the end of the interval. */
-  logSizeBytes: number;
-}
+  logSizeBytes: z.number(),
+});
+export type BrokerNodeSample = z.infer<typeof brokerNodeSampleSchema>;
+
+/** One interval of about a second. Counts are for the interval, not cumulative. */
+export const sampleSchema = z.object({
+  /** Seconds since load started (end of this interval), warm-up included. */
+  t: z.number(),
+  /** Length of this interval in ms, so rates are counts / intervalMs * 1000. */
+  intervalMs: z.number(),
+  warmup: z.boolean(),
+  producedRecords: z.number(),
+  /** Value bytes produced (MB/s in the summary counts these, as the 2014 Kafka benchmark does). */
+  producedBytes: z.number(),
+  consumedRecords: z.number(),
+  consumedBytes: z.number(),
+  errors: z.number(),
+  /** Records produced and not yet consumed, at the end of the interval (0 without consumers). */
+  backlog: z.number(),
+  publishP50Ms: z.number().nullable(),
+  publishP99Ms: z.number().nullable(),
+  publishMaxMs: z.number().nullable(),
+  e2eP50Ms: z.number().nullable(),
+  e2eP99Ms: z.number().nullable(),
+  e2eMaxMs: z.number().nullable(),
+  /** What each node of a bundled broker or cluster did in this interval (absent for other targets). */
+  broker: z.array(brokerNodeSampleSchema).optional(),
+});
+export type Sample = z.infer<typeof sampleSchema>;
 
 /** A fault of the scenario's timeline as the run executed it. */
-export interface FaultEvent {
+export const faultEventSchema = z.object({
   /** Seconds since load started, as samples' t. */
-  t: number;
-  action: 'kill' | 'pause' | 'restart';
+  t: z.number(),
+  action: z.enum(['kill', 'pause', 'restart']),
   /** As the scenario wrote it: a node id or leader:<topic>-<partition>. */
-  target: number | string;
+  target: z.union([z.number(), z.string()]),
   /** The node acted on, or null when it could not be resolved. */
-  node: number | null;
+  node: z.number().nullable(),
   /** How long a pause lasts, in ms; null for kill and restart. */
-  durationMs: number | null;
+  durationMs: z.number().nullable(),
   /** Why the fault failed, or null. */
-  error: string | null;
-}
+  error: z.string().nullable(),
+});
+export type FaultEvent = z.infer<typeof faultEventSchema>;
 
-export interface ThroughputSummary {
-  records: number;
-  recordsPerSec: number;
+export const throughputSummarySchema = z.object({
+  records: z.number(),
+  recordsPerSec: z.number(),
   /** Value bytes per second in MiB (1,048,576 bytes), as Kafka's tools count MB. */
-  mbPerSec: number;
-}
+  mbPerSec: z.number(),
+});
+export type ThroughputSummary = z.infer<typeof throughputSummarySchema>;
 
 /** How hard the load generator itself worked, so a reader can tell whether it was the bottleneck. */
-export interface ClientLoad {
+export const clientLoadSchema = z.object({
   /** CPU time of the kbench process per second of the measured phase (1 = one core busy). */
-  cpuCores: number;
+  cpuCores: z.number(),
   /** True when the bundled broker ran inside the kbench process, so cpuCores includes it. */
-  includesBroker: boolean;
+  includesBroker: z.boolean(),
   /** Mean busy fraction (0..1) of the busiest producer thread, or null without producers. */
-  producerBusy: number | null;
+  producerBusy: z.number().nullable(),
   /** Mean busy fraction (0..1) of the busiest consumer thread, or null without consumers. */
-  consumerBusy: number | null;
-}
+  consumerBusy: z.number().nullable(),
+});
+export type ClientLoad = z.infer<typeof clientLoadSchema>;
 
 /** One fixed-rate trial of a find-max search. */
-export interface FindMaxTrial {
+export const findMaxTrialSchema = z.object({
   /** The rate tried in records/s, or null for the closed-loop probe that sets the ceiling. */
-  rate: number | null;
-  achievedPerSec: number;
-  publishP99Ms: number | null;
+  rate: z.number().nullable(),
+  achievedPerSec: z.number(),
+  publishP99Ms: z.number().nullable(),
   /** Records the consumers fell further behind by during the trial (0 without consumers). */
-  backlogGrowth: number;
-  errors: number;
-  pass: boolean;
+  backlogGrowth: z.number(),
+  errors: z.number(),
+  pass: z.boolean(),
   /** Why it failed, or 'ok'. */
-  reason: string;
-}
+  reason: z.string(),
+});
+export type FindMaxTrial = z.infer<typeof findMaxTrialSchema>;
 
-export interface FindMaxResult {
+export const findMaxResultSchema = z.object({
   /** The highest rate that passed (records/s), or null if none did; the measured phase ran at it. */
-  rate: number | null;
-  trials: FindMaxTrial[];
-}
+  rate: z.number().nullable(),
+  trials: z.array(findMaxTrialSchema),
+});
+export type FindMaxResult = z.infer<typeof findMaxResultSchema>;
 
-export interface RunSummary {
+export const runSummarySchema = z.object({
   /** Length of the measured phase (warm-up excluded), in seconds. */
-  measuredSeconds: number;
-  produced: ThroughputSummary & { wireMbPerSec: number | null; errors: number };
-  consumed: ThroughputSummary;
-  publishLatencyMs: LatencySummary | null;
-  endToEndLatencyMs: LatencySummary | null;
+  measuredSeconds: z.number(),
+  produced: throughputSummarySchema.extend({ wireMbPerSec: z.number().nullable(), errors: z.number() }),
+  consumed: throughputSummarySchema,
+  publishLatencyMs: latencySummarySchema.nullable(),
+  endToEndLatencyMs: latencySummarySchema.nullable(),
   /** Absent in runs stored before it was measured. */
-  client?: ClientLoad;
+  client: clientLoadSchema.optional(),
   /** Present when producers.rate was find-max. */
-  findMax?: FindMaxResult;
-}
+  findMax: findMaxResultSchema.optional(),
+});
+export type RunSummary = z.infer<typeof runSummarySchema>;
 
 /**
  * The throughput a run is listed by: what it produced, or what it consumed when it produced nothing
@@ -162,84 +175,109 @@ export function listedThroughput(summary: RunSummary): {
 }
 
 /** An external (or managed) cluster as it described itself when the run began. */
-export interface ClusterDescription {
-  clusterId: string | null;
-  controllerId: number | null;
+export const clusterDescriptionSchema = z.object({
+  clusterId: z.string().nullable(),
+  controllerId: z.number().nullable(),
   /** The brokers the cluster lists (DescribeCluster). */
-  brokers: { nodeId: number; host: string; port: number; rack?: string | null }[];
+  brokers: z.array(
+    z.object({
+      nodeId: z.number(),
+      host: z.string(),
+      port: z.number(),
+      rack: z.string().nullable().optional(),
+    }),
+  ),
   /** ApiVersions of the first bootstrap server that answered: API name -> "min-max". */
-  apiVersions: Record<string, string>;
+  apiVersions: z.record(z.string(), z.string()),
   /** What the ApiVersions suggest about the software, e.g. "Kafka protocol of Apache Kafka 4.0 or later". */
-  versionHint: string;
+  versionHint: z.string(),
   /** The first load topic's configs as the cluster describes them (every topic of the run has the same). */
-  topicConfigs: { topic: string; configs: Record<string, string | null> } | null;
-}
+  topicConfigs: z
+    .object({ topic: z.string(), configs: z.record(z.string(), z.string().nullable()) })
+    .nullable(),
+});
+export type ClusterDescription = z.infer<typeof clusterDescriptionSchema>;
 
-export interface Environment {
-  cores: number;
-  cpuModel: string;
-  memoryBytes: number;
-  os: string;
-  hostname: string;
-  versions: Record<string, string>;
+const stringMap = z.record(z.string(), z.string());
+
+/** Where a run ran. Open-ended: fields added later, or by another version, pass through the API whole. */
+export const environmentSchema = z.looseObject({
+  cores: z.number(),
+  cpuModel: z.string(),
+  memoryBytes: z.number(),
+  os: z.string(),
+  hostname: z.string(),
+  versions: stringMap,
   /** bundled | kafka | external */
-  target: string;
+  target: z.string(),
   /** The bootstrap servers the load went to. */
-  bootstrap: string;
-  driver: string;
+  bootstrap: z.string(),
+  driver: z.string(),
   /** The target profile the run used (never its secrets). */
-  profile?: string;
+  profile: z.string().optional(),
   /** PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, and the SASL mechanism. */
-  security?: string;
+  security: z.string().optional(),
   /** The rate ceiling in force (records/s), from the profile's maxRate or --max-rate. */
-  rateCeiling?: number;
+  rateCeiling: z.number().optional(),
   /** Described by the cluster itself; external and kafka targets. */
-  cluster?: ClusterDescription;
+  cluster: clusterDescriptionSchema.optional(),
   /**
    * The Kafka client properties the load ran with, by name, as each driver applied them (the
    * scenario's producers.config and consumers.config, the knobs they duplicate, and the driver's
    * defaults for the rest); absent for runs that ended before their clients started.
    */
-  clientProperties?: { producers?: Record<string, string>; consumers?: Record<string, string> };
+  clientProperties: z.object({ producers: stringMap.optional(), consumers: stringMap.optional() }).optional(),
   /**
    * Set on a virtual machine that hands free memory back to its host (virtio-balloon free page
    * reporting): page cache that grows into such memory is slower to write, which bends long
    * write-heavy runs (docs/benchmarks.md).
    */
-  memoryNote?: string;
+  memoryNote: z.string().optional(),
   /** The load agents the clients ran on, and what each did (docs/agents.md); absent without agents. */
-  agents?: AgentsRun;
-}
+  agents: agentsRunSchema.optional(),
+});
+export type Environment = z.infer<typeof environmentSchema>;
 
-export interface RunRecord {
-  id: string;
-  status: RunStatus;
-  /** The fully resolved scenario, so the run can be repeated exactly. */
-  scenario: Scenario;
+/** The fully resolved scenario as a run stores it: validated by `parseScenario`, passed through the API whole. */
+export const resolvedScenarioSchema = z
+  .custom<Scenario>((v) => typeof v === 'object' && v !== null)
+  .meta({ type: 'object', additionalProperties: true });
+
+/** What a run record and a row of the run list share. */
+const runFields = {
+  id: z.string(),
+  status: runStatusSchema,
   /** Where the scenario came from (a file path), if anywhere. */
-  source: string | null;
-  environment: Environment;
-  summary: RunSummary | null;
-  error: string | null;
-  startedAt: string;
-  finishedAt: string | null;
-  tags: string[];
-  notes: string;
-  /** The faults the run executed (absent for runs without a fault timeline). */
-  faults?: FaultEvent[];
+  source: z.string().nullable(),
+  summary: runSummarySchema.nullable(),
+  error: z.string().nullable(),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+  tags: z.array(z.string()),
+  notes: z.string(),
   /**
    * The other runs that were going on this machine while this one ran (started with an override of
    * the run slot, `--concurrent`), absent for a run that had the machine to itself. Both runs record it.
    */
-  concurrentWith?: string[];
+  concurrentWith: z.array(z.string()).optional(),
   /** The value of the sweep's knob this run measured, as the scenario writes it (a sweep's runs only). */
-  sweepValue?: string;
+  sweepValue: z.string().optional(),
   /**
    * The series the run belongs to, shared by its runs: a reproduction's `reproduce:<folder>:<time>`,
    * or a sweep's or a comparison of targets' id (absent for a run alone).
    */
-  series?: string;
-}
+  series: z.string().optional(),
+};
+
+export const runRecordSchema = z.object({
+  ...runFields,
+  /** The fully resolved scenario, so the run can be repeated exactly. */
+  scenario: resolvedScenarioSchema,
+  environment: environmentSchema,
+  /** The faults the run executed (absent for runs without a fault timeline). */
+  faults: z.array(faultEventSchema).optional(),
+});
+export type RunRecord = z.infer<typeof runRecordSchema>;
 
 /** The warning shown wherever the figures of a run that shared the machine appear. */
 export function concurrentWarning(others: readonly string[]): string {
@@ -248,8 +286,35 @@ export function concurrentWarning(others: readonly string[]): string {
 }
 
 /** A row of the run list: enough for a table without loading samples. */
-export type RunListItem = Omit<RunRecord, 'scenario' | 'environment' | 'faults'> & {
-  name: string;
-  target: string;
-  driver: string;
-};
+export const runListItemSchema = z.object({
+  ...runFields,
+  name: z.string(),
+  target: z.string(),
+  driver: z.string(),
+});
+export type RunListItem = z.infer<typeof runListItemSchema>;
+
+export const phaseSchema = z.enum([
+  'starting',
+  'setup',
+  'preload',
+  'search',
+  'warmup',
+  'measuring',
+  'stopping',
+  'done',
+]);
+export type Phase = z.infer<typeof phaseSchema>;
+
+/** Where a run under way has got to: the engine's progress events, and the live page's. */
+export const progressSchema = z.object({
+  phase: phaseSchema,
+  /** Since load began (0 before). */
+  elapsedMs: z.number(),
+  /** Warm-up plus measured time, or null when the run is bounded by a record count. */
+  totalMs: z.number().nullable(),
+  producedRecords: z.number(),
+  consumedRecords: z.number(),
+  targetRecords: z.number().nullable(),
+});
+export type Progress = z.infer<typeof progressSchema>;

@@ -12,7 +12,7 @@ import {
   type SlotHold,
   type StopResult,
 } from '@kbench/history';
-import type { RunRecord, Sample, Scenario } from '@kbench/schema';
+import type { RunOwner, RunRecord, Sample, Scenario, SeriesInfo, SweepInfo } from '@kbench/schema';
 import fp from 'fastify-plugin';
 import { HttpError } from '../http-error.js';
 
@@ -26,34 +26,14 @@ export interface RunListener {
 }
 
 /** Runs the server runs one after another: a reproduction, or a sweep's points. */
-export interface Series {
-  total: number;
-  /** Runs started so far, in order. */
-  ids: string[];
-  finished: boolean;
-  /** Why the series ended early, if it did. */
-  error: string | null;
-}
+export type Series = SeriesInfo;
 
 /** A sweep: a series over the values of one knob, which ends at the first run that does not complete. */
-export interface Sweep extends Series {
-  knob: string;
-}
+export type Sweep = SweepInfo;
 
 /** What a 409 for a busy run slot suggests, after naming the run that holds it. */
 export const OVERRIDE_HINT =
   'wait for it, stop it, or pass concurrent: true (Run alongside, in the workbench) to run anyway';
-
-/** Who runs a run and whether this server can stop it (GET /api/runs/:id/owner). */
-export interface RunOwner {
-  id: string;
-  /** The process running it, as the run slot names it; null when no process on this machine does. */
-  owner: string | null;
-  /** True when this server's Stop reaches it (its own run, or a CLI run it can signal). */
-  stoppable: boolean;
-  /** Why it cannot be stopped from here, or null. */
-  reason: string | null;
-}
 
 /** A busy run slot as the API answers it: 409, naming the run that holds it. */
 function busy(err: RunSlotBusyError): HttpError {

@@ -10,14 +10,19 @@ import {
   runCharts,
 } from '@kbench/charts';
 import { renderPng } from '@kbench/charts/png';
+import {
+  CHART_FILE_PATTERN,
+  type ChartParams,
+  chartParamsSchema,
+  type RunIdListQuery,
+  runIdListQuerySchema,
+} from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http-error.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, requestSchema } from '../route-schema.js';
 
-type ChartQuery = { Params: { name: string }; Querystring: { ids: string } };
-
-const NAME = /^([a-z0-9-]+)\.(svg|png)$/;
-const IDS = /^[A-Za-z0-9_-]+(,[A-Za-z0-9_-]+){0,7}$/;
+type ChartQuery = { Params: ChartParams; Querystring: RunIdListQuery };
+const ids = requestSchema(runIdListQuerySchema);
 
 export async function chartRoutes(app: FastifyInstance): Promise<void> {
   async function chartsFor(ids: string[]): Promise<{ charts: ChartSpec[]; prefix: string }> {
@@ -42,22 +47,13 @@ export async function chartRoutes(app: FastifyInstance): Promise<void> {
     '/api/charts/:name',
     {
       schema: {
-        params: {
-          type: 'object',
-          required: ['name'],
-          properties: { name: { type: 'string', pattern: NAME.source } },
-        },
-        querystring: {
-          type: 'object',
-          required: ['ids'],
-          properties: { ids: { type: 'string', pattern: IDS.source } },
-          additionalProperties: false,
-        },
+        params: requestSchema(chartParamsSchema),
+        querystring: ids,
         response: errorResponses,
       },
     },
     async (request, reply) => {
-      const [, chartId, format] = NAME.exec(request.params.name) ?? [];
+      const [, chartId, format] = CHART_FILE_PATTERN.exec(request.params.name) ?? [];
       const { charts, prefix } = await chartsFor(request.query.ids.split(','));
       const chart = charts.find((c) => c.id === chartId);
       if (!chart)
@@ -69,16 +65,11 @@ export async function chartRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.get<{ Querystring: { ids: string } }>(
+  app.get<{ Querystring: RunIdListQuery }>(
     '/api/compare/report.html',
     {
       schema: {
-        querystring: {
-          type: 'object',
-          required: ['ids'],
-          properties: { ids: { type: 'string', pattern: IDS.source } },
-          additionalProperties: false,
-        },
+        querystring: ids,
         response: errorResponses,
       },
     },

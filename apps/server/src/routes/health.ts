@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { healthSchema } from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
+import { responseSchema } from '../route-schema.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -9,15 +11,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
   app.get(
     '/api/health',
     {
-      schema: {
-        response: {
-          200: {
-            type: 'object',
-            required: ['ok', 'version'],
-            properties: { ok: { type: 'boolean' }, version: { type: 'string' } },
-          },
-        },
-      },
+      schema: { response: { 200: responseSchema(healthSchema) } },
     },
     async () => ({ ok: true, version }),
   );

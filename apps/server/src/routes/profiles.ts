@@ -1,10 +1,17 @@
 // Target profiles: list, create, delete. Answers never carry a secret (passwords, passphrases and
 // PEM keys are masked), and a bad profile is a 400 naming each field.
 import { ProfileExistsError } from '@kbench/engine/profiles';
-import { maskProfile, ProfileError, type TargetProfile } from '@kbench/schema';
+import {
+  deletedSchema,
+  maskProfile,
+  ProfileError,
+  profileNameParamsSchema,
+  profileSaveQuerySchema,
+  type TargetProfile,
+} from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http-error.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, requestSchema, responseSchema } from '../route-schema.js';
 
 const text = { type: 'string' } as const;
 
@@ -35,12 +42,6 @@ export const maskedProfile = {
   },
 } as const;
 
-const nameParams = {
-  type: 'object',
-  required: ['name'],
-  properties: { name: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z][A-Za-z0-9._-]*$' } },
-} as const;
-
 function badProfile(err: ProfileError): HttpError {
   return new HttpError(400, 'invalid profile', err.issues);
 }
@@ -65,11 +66,7 @@ export async function profileRoutes(app: FastifyInstance): Promise<void> {
       schema: {
         // The profile itself is checked by @kbench/schema, for messages that name the field.
         body: { type: 'object' },
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { replace: { type: 'boolean' } },
-        },
+        querystring: requestSchema(profileSaveQuerySchema),
         response: { 201: maskedProfile, ...errorResponses },
       },
     },
@@ -91,11 +88,8 @@ export async function profileRoutes(app: FastifyInstance): Promise<void> {
     '/api/profiles/:name',
     {
       schema: {
-        params: nameParams,
-        response: {
-          200: { type: 'object', required: ['deleted'], properties: { deleted: text } },
-          ...errorResponses,
-        },
+        params: requestSchema(profileNameParamsSchema),
+        response: { 200: responseSchema(deletedSchema), ...errorResponses },
       },
     },
     async (request) => {

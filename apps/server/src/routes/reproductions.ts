@@ -22,152 +22,24 @@ import {
   type ReproductionInfo,
   type ReproductionProgress,
   type ReproductionResults,
+  type ReproductionResultsQuery,
   type ReproductionRun,
   type ReproductionStarted,
   type RunListItem,
+  reproductionInfoSchema,
+  reproductionResultsQuerySchema,
+  reproductionResultsSchema,
+  reproductionStartedSchema,
   reproductionTag,
   ScenarioError,
+  type StartReproductionBody,
+  startReproductionBodySchema,
 } from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, invalidScenario } from '../http-error.js';
 import type { Series } from '../plugins/run-manager.js';
 import type { WriteUpFolder } from '../plugins/scenario-library.js';
-import { errorResponses } from '../schemas.js';
-
-const text = { type: 'string' } as const;
-const texts = { type: 'array', items: text } as const;
-const textMap = { type: 'object', additionalProperties: text } as const;
-
-const experimentInfo = {
-  scenario: text,
-  path: text,
-  title: text,
-  published: textMap,
-  figures: texts,
-  note: text,
-  says: texts,
-} as const;
-
-const estimate = {
-  type: 'object',
-  required: ['runs', 'seconds', 'unbounded'],
-  properties: { runs: { type: 'integer' }, seconds: { type: 'number' }, unbounded: { type: 'integer' } },
-} as const;
-const estimates = {
-  type: 'object',
-  required: ['full', 'quick'],
-  properties: { full: estimate, quick: estimate },
-} as const;
-
-const reproductionInfo = {
-  type: 'object',
-  required: ['folder', 'title', 'url', 'setup', 'experiments'],
-  properties: {
-    folder: text,
-    title: text,
-    url: text,
-    setup: text,
-    estimate: estimates,
-    error: text,
-    experiments: {
-      type: 'array',
-      items: { type: 'object', required: Object.keys(experimentInfo), properties: experimentInfo },
-    },
-  },
-} as const;
-
-const verdict = {
-  type: 'object',
-  required: ['says', 'matches', 'detail'],
-  properties: { says: text, matches: { type: ['boolean', 'null'] }, detail: text },
-} as const;
-
-const resultRun = {
-  type: 'object',
-  required: ['id', 'name', 'status', 'sweepValue', 'error', 'figures'],
-  properties: {
-    id: text,
-    name: text,
-    status: text,
-    sweepValue: { type: ['string', 'null'] },
-    error: { type: ['string', 'null'] },
-    figures: { type: 'object', additionalProperties: { type: ['number', 'null'] } },
-  },
-} as const;
-
-const reproductionResults = {
-  type: 'object',
-  required: [
-    'folder',
-    'title',
-    'url',
-    'setup',
-    'tag',
-    'quick',
-    'startedAt',
-    'progress',
-    'reproductions',
-    'experiments',
-    'estimate',
-  ],
-  properties: {
-    folder: text,
-    title: text,
-    url: text,
-    setup: text,
-    tag: { type: ['string', 'null'] },
-    quick: { type: 'boolean' },
-    startedAt: { type: ['string', 'null'] },
-    progress: {
-      type: ['object', 'null'],
-      required: [
-        'total',
-        'started',
-        'current',
-        'finished',
-        'error',
-        'owner',
-        'estimatedSeconds',
-        'remainingSeconds',
-      ],
-      properties: {
-        total: { type: 'integer' },
-        started: { type: 'integer' },
-        current: { type: ['string', 'null'] },
-        finished: { type: 'boolean' },
-        error: { type: ['string', 'null'] },
-        owner: text,
-        estimatedSeconds: { type: ['number', 'null'] },
-        remainingSeconds: { type: ['number', 'null'] },
-      },
-    },
-    estimate: estimates,
-    reproductions: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['tag', 'quick', 'startedAt', 'runs'],
-        properties: { tag: text, quick: { type: 'boolean' }, startedAt: text, runs: { type: 'integer' } },
-      },
-    },
-    experiments: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: [...Object.keys(experimentInfo), 'notRun', 'runs', 'verdicts'],
-        properties: {
-          ...experimentInfo,
-          notRun: texts,
-          runs: { type: 'array', items: resultRun },
-          verdicts: { type: 'array', items: verdict },
-        },
-      },
-    },
-  },
-} as const;
-
-const folderField = { type: 'string', minLength: 1, maxLength: 200 } as const;
-const tagField = { type: 'string', minLength: 1, maxLength: 300 } as const;
+import { errorResponses, requestSchema, responseSchema } from '../route-schema.js';
 
 /** Seconds each run of a series should take, in order (null: not known ahead). */
 type RunEstimates = (number | null)[];
@@ -266,7 +138,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
 
   app.get(
     '/api/reproductions',
-    { schema: { response: { 200: { type: 'array', items: reproductionInfo }, ...errorResponses } } },
+    { schema: { response: { 200: responseSchema(reproductionInfoSchema.array()), ...errorResponses } } },
     async () => {
       const out: ReproductionInfo[] = [];
       for (const wu of await app.scenarios.writeUps()) {
@@ -288,38 +160,12 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post<{ Body: { folder: string; quick?: boolean; concurrent?: boolean } }>(
+  app.post<{ Body: StartReproductionBody }>(
     '/api/reproductions',
     {
       schema: {
-        body: {
-          type: 'object',
-          required: ['folder'],
-          additionalProperties: false,
-          properties: { folder: folderField, quick: { type: 'boolean' }, concurrent: { type: 'boolean' } },
-        },
-        response: {
-          201: {
-            type: 'object',
-            required: ['folder', 'tag', 'quick', 'total', 'firstRunId', 'skipped'],
-            properties: {
-              folder: text,
-              tag: text,
-              quick: { type: 'boolean' },
-              total: { type: 'integer' },
-              firstRunId: text,
-              skipped: {
-                type: 'array',
-                items: {
-                  type: 'object',
-                  required: ['scenario', 'reason'],
-                  properties: { scenario: text, reason: text },
-                },
-              },
-            },
-          },
-          ...errorResponses,
-        },
+        body: requestSchema(startReproductionBodySchema),
+        response: { 201: responseSchema(reproductionStartedSchema), ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -368,17 +214,12 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.get<{ Querystring: { folder: string; tag?: string } }>(
+  app.get<{ Querystring: ReproductionResultsQuery }>(
     '/api/reproductions/results',
     {
       schema: {
-        querystring: {
-          type: 'object',
-          required: ['folder'],
-          additionalProperties: false,
-          properties: { folder: folderField, tag: tagField },
-        },
-        response: { 200: reproductionResults, ...errorResponses },
+        querystring: requestSchema(reproductionResultsQuerySchema),
+        response: { 200: responseSchema(reproductionResultsSchema), ...errorResponses },
       },
     },
     async (request): Promise<ReproductionResults> => {

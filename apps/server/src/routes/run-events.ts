@@ -1,8 +1,8 @@
 // Server-sent events for one run: `sample`, `progress`, then `end` with the stored record.
-import type { RunRecord } from '@kbench/schema';
+import { type RunIdParams, type RunRecord, runIdParamsSchema } from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http-error.js';
-import { errorResponses, runIdParams } from '../schemas.js';
+import { errorResponses, requestSchema } from '../route-schema.js';
 
 const HEARTBEAT_MS = 15_000;
 /** How often a run recorded by another process is re-read (the engine stores samples every few seconds). */
@@ -11,9 +11,9 @@ const FOLLOW_POLL_MS = 2000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runEventRoutes(app: FastifyInstance): Promise<void> {
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: RunIdParams }>(
     '/api/runs/:id/events',
-    { schema: { params: runIdParams, response: errorResponses } },
+    { schema: { params: requestSchema(runIdParamsSchema), response: errorResponses } },
     async (request, reply) => {
       const record = await app.history.getRun(request.params.id);
       const live = app.runs.get(request.params.id) ?? (record ? app.runs.get(record.id) : undefined);

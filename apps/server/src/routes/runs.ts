@@ -1,27 +1,35 @@
 import { stat } from 'node:fs/promises';
 import { rawScenario, resolveScenario, sweepSeries } from '@kbench/app';
 import { samplesToCsv } from '@kbench/history';
-import { RUN_STATUSES, type RunStatus, readScenarioText, type Scenario, ScenarioError } from '@kbench/schema';
+import {
+  deletedSchema,
+  historyVersionSchema,
+  type RunChange,
+  type RunIdParams,
+  type RunQuery,
+  readScenarioText,
+  runChangeSchema,
+  runIdBodySchema,
+  runIdParamsSchema,
+  runListItemSchema,
+  runOwnerSchema,
+  runQuerySchema,
+  runRecordSchema,
+  type Scenario,
+  ScenarioError,
+  type StartRunBody,
+  sampleSchema,
+  startRunBodySchema,
+  sweepInfoSchema,
+} from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, invalidScenario } from '../http-error.js';
-import { errorResponses, runIdParams, runListItem, runRecord, sample } from '../schemas.js';
+import { errorResponses, requestSchema, responseSchema } from '../route-schema.js';
 
-interface StartRunBody {
-  scenario?: Record<string, unknown>;
-  yaml?: string;
-  path?: string;
-  set?: string[];
-  /** Run even while another run is going on this machine; both record concurrentWith. */
-  concurrent?: boolean;
-}
-
-interface RunQuery {
-  status?: RunStatus;
-  search?: string;
-  limit?: number;
-}
-
-type IdParams = { Params: { id: string } };
+type IdParams = { Params: RunIdParams };
+const runIdParams = requestSchema(runIdParamsSchema);
+const runRecord = responseSchema(runRecordSchema);
+const runId = responseSchema(runIdBodySchema);
 
 /** Turns a start request into a validated scenario; any problem is a 400 naming the field. */
 async function scenarioFromBody(
@@ -58,21 +66,8 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     '/api/runs',
     {
       schema: {
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            scenario: { type: 'object' },
-            yaml: { type: 'string', maxLength: 1_000_000 },
-            path: { type: 'string', minLength: 1, maxLength: 1000 },
-            set: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 10_000 } },
-            concurrent: { type: 'boolean' },
-          },
-        },
-        response: {
-          201: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
-          ...errorResponses,
-        },
+        body: requestSchema(startRunBodySchema),
+        response: { 201: runId, ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -108,20 +103,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     {
       schema: {
         params: runIdParams,
-        response: {
-          200: {
-            type: 'object',
-            required: ['knob', 'total', 'ids', 'finished', 'error'],
-            properties: {
-              knob: { type: 'string' },
-              total: { type: 'integer' },
-              ids: { type: 'array', items: { type: 'string' } },
-              finished: { type: 'boolean' },
-              error: { type: ['string', 'null'] },
-            },
-          },
-          ...errorResponses,
-        },
+        response: { 200: responseSchema(sweepInfoSchema), ...errorResponses },
       },
     },
     async (request) => {
@@ -139,16 +121,8 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     '/api/runs',
     {
       schema: {
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            status: { type: 'string', enum: [...RUN_STATUSES] },
-            search: { type: 'string', maxLength: 200 },
-            limit: { type: 'integer', minimum: 1, maximum: 10_000 },
-          },
-        },
-        response: { 200: { type: 'array', items: runListItem }, ...errorResponses },
+        querystring: requestSchema(runQuerySchema),
+        response: { 200: responseSchema(runListItemSchema.array()), ...errorResponses },
       },
     },
     async (request) => {
@@ -167,10 +141,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     '/api/runs/version',
     {
       schema: {
-        response: {
-          200: { type: 'object', required: ['version'], properties: { version: { type: 'string' } } },
-          ...errorResponses,
-        },
+        response: { 200: responseSchema(historyVersionSchema), ...errorResponses },
       },
     },
     async () => {
@@ -197,7 +168,10 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
   app.get<IdParams>(
     '/api/runs/:id/samples',
     {
-      schema: { params: runIdParams, response: { 200: { type: 'array', items: sample }, ...errorResponses } },
+      schema: {
+        params: runIdParams,
+        response: { 200: responseSchema(sampleSchema.array()), ...errorResponses },
+      },
     },
     async (request) => {
       const record = await findRun(request.params.id);
@@ -219,24 +193,12 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.patch<IdParams & { Body: { tags?: string[]; notes?: string } }>(
+  app.patch<IdParams & { Body: RunChange }>(
     '/api/runs/:id',
     {
       schema: {
         params: runIdParams,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          minProperties: 1,
-          properties: {
-            tags: {
-              type: 'array',
-              maxItems: 50,
-              items: { type: 'string', minLength: 1, maxLength: 60, pattern: '^[^,\\s][^,]*$' },
-            },
-            notes: { type: 'string', maxLength: 20_000 },
-          },
-        },
+        body: requestSchema(runChangeSchema),
         response: { 200: runRecord, ...errorResponses },
       },
     },
@@ -254,10 +216,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     {
       schema: {
         params: runIdParams,
-        response: {
-          200: { type: 'object', required: ['deleted'], properties: { deleted: { type: 'string' } } },
-          ...errorResponses,
-        },
+        response: { 200: responseSchema(deletedSchema), ...errorResponses },
       },
     },
     async (request) => {
@@ -274,10 +233,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     {
       schema: {
         params: runIdParams,
-        response: {
-          202: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
-          ...errorResponses,
-        },
+        response: { 202: runId, ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -302,19 +258,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     {
       schema: {
         params: runIdParams,
-        response: {
-          200: {
-            type: 'object',
-            required: ['id', 'owner', 'stoppable', 'reason'],
-            properties: {
-              id: { type: 'string' },
-              owner: { type: ['string', 'null'] },
-              stoppable: { type: 'boolean' },
-              reason: { type: ['string', 'null'] },
-            },
-          },
-          ...errorResponses,
-        },
+        response: { 200: responseSchema(runOwnerSchema), ...errorResponses },
       },
     },
     async (request) => {

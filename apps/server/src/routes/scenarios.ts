@@ -1,48 +1,18 @@
+import {
+  type SaveScenarioBody,
+  savedScenarioSchema,
+  saveScenarioBodySchema,
+  scenarioEntrySchema,
+  scenarioFileSchema,
+  scenarioPathParamsSchema,
+} from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
-import { errorBody, errorResponses } from '../schemas.js';
-
-const issues = errorBody.properties.issues;
+import { errorResponses, requestSchema, responseSchema } from '../route-schema.js';
 
 export async function scenarioRoutes(app: FastifyInstance): Promise<void> {
   app.get(
     '/api/scenarios',
-    {
-      schema: {
-        response: {
-          200: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['path', 'folder', 'name', 'description', 'valid'],
-              properties: {
-                path: { type: 'string' },
-                folder: { type: 'string' },
-                name: { type: 'string' },
-                description: { type: 'string' },
-                valid: { type: 'boolean' },
-                issues,
-                outline: {
-                  type: 'object',
-                  properties: {
-                    target: { type: 'string' },
-                    driver: { type: 'string' },
-                    nodes: { type: 'integer' },
-                    partitions: { type: 'integer' },
-                    producers: { type: 'integer' },
-                    consumers: { type: 'integer' },
-                    // A size in bytes, or a { min, max } range.
-                    messageSize: {},
-                    length: { type: 'string' },
-                    sweep: { type: 'boolean' },
-                  },
-                },
-              },
-            },
-          },
-          ...errorResponses,
-        },
-      },
-    },
+    { schema: { response: { 200: responseSchema(scenarioEntrySchema.array()), ...errorResponses } } },
     async () => app.scenarios.list(),
   );
 
@@ -50,43 +20,20 @@ export async function scenarioRoutes(app: FastifyInstance): Promise<void> {
     '/api/scenarios/*',
     {
       schema: {
-        params: { type: 'object', properties: { '*': { type: 'string', maxLength: 1000 } } },
-        response: {
-          200: {
-            type: 'object',
-            required: ['path', 'text'],
-            properties: {
-              path: { type: 'string' },
-              text: { type: 'string' },
-              scenario: { type: 'object', additionalProperties: true },
-              issues,
-            },
-          },
-          ...errorResponses,
-        },
+        params: requestSchema(scenarioPathParamsSchema),
+        // The file's place on disk is not answered: it is not in the shape.
+        response: { 200: responseSchema(scenarioFileSchema), ...errorResponses },
       },
     },
     async (request) => app.scenarios.read(request.params['*']),
   );
 
-  app.post<{ Body: { file: string; yaml: string; overwrite?: boolean } }>(
+  app.post<{ Body: SaveScenarioBody }>(
     '/api/scenarios',
     {
       schema: {
-        body: {
-          type: 'object',
-          required: ['file', 'yaml'],
-          additionalProperties: false,
-          properties: {
-            file: { type: 'string', minLength: 1, maxLength: 100 },
-            yaml: { type: 'string', maxLength: 1_000_000 },
-            overwrite: { type: 'boolean' },
-          },
-        },
-        response: {
-          201: { type: 'object', required: ['path'], properties: { path: { type: 'string' } } },
-          ...errorResponses,
-        },
+        body: requestSchema(saveScenarioBodySchema),
+        response: { 201: responseSchema(savedScenarioSchema), ...errorResponses },
       },
     },
     async (request, reply) => {
