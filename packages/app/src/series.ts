@@ -5,7 +5,14 @@ import { randomBytes } from 'node:crypto';
 import type { LiveRun } from '@kbench/engine';
 import type { ProfileStore } from '@kbench/engine/profiles';
 import type { History, RunSlot, SlotClaim, SlotHold } from '@kbench/history';
-import { expandSweep, type RunRecord, type RunStatus, type Scenario, sweepLabels } from '@kbench/schema';
+import {
+  type AgentEndpoint,
+  expandSweep,
+  type RunRecord,
+  type RunStatus,
+  type Scenario,
+  sweepLabels,
+} from '@kbench/schema';
 
 /** One run of a series: its resolved scenario, the file it came from, and the tags its stored run gets. */
 export interface SeriesItem {
@@ -43,6 +50,9 @@ export interface SeriesOptions {
   profiles?: ProfileStore;
   /** A rate ceiling in records/s (`--max-rate`). */
   maxRate?: number;
+  /** Load agents the clients run on (`--agents`), and their token when the profile has none. */
+  agents?: AgentEndpoint[];
+  agentToken?: string;
   /** Asked before each run: true ends the series there (Ctrl-C in the CLI, a closing server). */
   interrupted?: () => boolean;
   /** Before a run starts. */
@@ -85,6 +95,8 @@ export async function runSeries(items: SeriesItem[], opts: SeriesOptions): Promi
         concurrentWith: others,
         ...(opts.profiles ? { profiles: opts.profiles } : {}),
         ...(opts.maxRate === undefined ? {} : { maxRate: opts.maxRate }),
+        ...(opts.agents ? { agents: opts.agents } : {}),
+        ...(opts.agentToken === undefined ? {} : { agentToken: opts.agentToken }),
         ...(item.sweepValue === undefined ? {} : { sweepValue: item.sweepValue }),
         ...(item.series === undefined ? {} : { series: item.series }),
       });

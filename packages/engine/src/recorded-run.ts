@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { History } from '@kbench/history';
-import type { RunRecord, Sample, Scenario } from '@kbench/schema';
+import type { AgentEndpoint, RunRecord, Sample, Scenario } from '@kbench/schema';
 import type { ProfileStore } from './profiles.js';
 import { type Progress, ScenarioRun } from './run.js';
 
@@ -18,6 +18,9 @@ export interface RecordedRunOptions {
   profiles?: ProfileStore;
   /** A rate ceiling in records/s (the CLI's --max-rate), on top of the profile's maxRate. */
   maxRate?: number;
+  /** Load agents the clients run on (--agents), and their token when the profile has none. */
+  agents?: AgentEndpoint[];
+  agentToken?: string;
   /** The run's id, when the caller named it before (in the run slot); a new one otherwise. */
   id?: string;
   /** The other runs going on this machine as it starts (SlotHold.startRun), recorded on both sides. */
@@ -64,6 +67,8 @@ class RecordedRun extends EventEmitter implements LiveRun {
       ...(options.workDir ? { workDir: options.workDir } : {}),
       ...(options.profiles ? { profiles: options.profiles } : {}),
       ...(options.maxRate !== undefined ? { maxRate: options.maxRate } : {}),
+      ...(options.agents ? { agents: options.agents } : {}),
+      ...(options.agentToken !== undefined ? { agentToken: options.agentToken } : {}),
     });
     this.run.on('sample', (sample: Sample) => {
       this.collected.push(sample);

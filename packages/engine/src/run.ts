@@ -2,6 +2,7 @@
 // It knows nothing of the history; recorded-run.ts stores what it emits.
 import { EventEmitter } from 'node:events';
 import {
+  type AgentEndpoint,
   type Environment,
   type FaultEvent,
   type FindMaxResult,
@@ -12,11 +13,13 @@ import {
   type RunSummary,
   type Sample,
   type Scenario,
+  ScenarioError,
   type TargetProfile,
 } from '@kbench/schema';
 import { type Connection, createTopics, deleteRunResources, describeTarget } from './admin.js';
 import { assertBacklogFits, backlogRecords } from './backlog-space.js';
 import { BrokerStatsMeter } from './broker-stats.js';
+import { AgentFleet, type AgentsSetup, readTokenFile } from './drivers/agents.js';
 import { type LoadClients, type LoadDriver, shares } from './drivers/driver.js';
 import type { Log } from './drivers/kafkajs/client.js';
 import { kafkajsDriver } from './drivers/kafkajs/index.js';
@@ -26,7 +29,7 @@ import { FaultTimeline } from './faults.js';
 import { findMaxRate } from './find-max.js';
 import { Meter } from './meter.js';
 import { ProfileStore } from './profiles.js';
-import { connectionHint } from './security.js';
+import { connectionHint, pem } from './security.js';
 import { assertSupported, rateCeiling } from './supported.js';
 import { openTarget, type Target, targetProfile } from './target.js';
 
@@ -52,6 +55,10 @@ export interface RunOptions {
   profiles?: ProfileStore;
   /** A rate ceiling in records/s (the CLI's --max-rate), on top of the profile's maxRate. */
   maxRate?: number;
+  /** Load agents the clients run on (the CLI's --agents), in place of the profile's agents. */
+  agents?: AgentEndpoint[];
+  /** The agents' token when the profile has none (--agent-token-file, KBENCH_AGENT_TOKEN). */
+  agentToken?: string;
 }
 
 interface Clients {
@@ -71,6 +78,8 @@ interface Resources {
   /** Topics that were there already (they may hold records). */
   reused: string[];
   clients: Clients;
+  /** Consumer groups started (their members may be spread over agents). */
+  groups: number;
 }
 
 function connectionTo(target: Target): Connection {
@@ -121,6 +130,9 @@ export class ScenarioRun extends EventEmitter {
   /** Per-second broker figures (bundled only). */
   private brokerStats: BrokerStatsMeter | null = null;
   private readonly loadDriver: LoadDriver;
+  /** How to reach the run's load agents, when its clients run on agents. */
+  private readonly agentsSetup: AgentsSetup | null;
+  private fleet: AgentFleet | null = null;
   environment: Environment;
 
   constructor(
@@ -140,6 +152,55 @@ export class ScenarioRun extends EventEmitter {
     this.meter = new Meter(scenario.consumers.count > 0 ? scenario.consumers.groups : 0);
     this.environment = this.describe(null);
     this.loadDriver = scenario.driver === 'native' ? nativeDriver() : kafkajsDriver(this.log);
+    this.agentsSetup = this.agentsFrom(options);
+  }
+
+  /** The agents the run names (--agents, or the profile's), checked against the scenario; null for none. */
+  private agentsFrom(options: RunOptions): AgentsSetup | null {
+    const s = this.scenario;
+    const endpoints = options.agents ?? this.profile?.agents;
+    if (!endpoints || endpoints.length === 0) return null;
+    const not = (path: string, message: string) => {
+      throw new ScenarioError([{ path, message }], 'not supported with load agents');
+    };
+    if (s.driver !== 'native')
+      not(
+        'driver',
+        `load agents run the native engine: set driver: native (got ${s.driver}; --set driver=native)`,
+      );
+    if (s.producers.rate === 'find-max')
+      not('producers.rate', 'find-max does not run on agents yet: give a rate or max');
+    if (s.consumers.backlog > 0)
+      not('consumers.backlog', 'a preloaded backlog does not run on agents yet: set 0');
+    for (const role of ['producers', 'consumers'] as const) {
+      if (s[role].count > 0 && !endpoints.some((e) => e.roles.includes(role)))
+        not(
+          `${role}.count`,
+          `no agent takes ${role} (agents: ${endpoints.map((e) => `${e.roles.length === 1 ? `${e.roles[0]}@` : ''}${e.address}`).join(', ')}): name one as ${role}@host:port or without a role`,
+        );
+    }
+    const profile = this.profile;
+    const token =
+      profile?.agentToken ??
+      (profile?.agentTokenFile !== undefined
+        ? readTokenFile(profile.agentTokenFile, 'agentTokenFile')
+        : options.agentToken);
+    if (token === undefined)
+      not(
+        'agentToken',
+        "load agents need their token: --agent-token-file FILE, the environment variable KBENCH_AGENT_TOKEN, or the profile's agentToken or agentTokenFile",
+      );
+    const tls = profile?.agentTls;
+    return {
+      endpoints,
+      token: token as string,
+      tls: tls !== undefined,
+      ...(tls?.ca !== undefined ? { tlsCa: pem(tls.ca, 'agentTls.ca') } : {}),
+      ...(tls?.insecure ? { tlsInsecure: true } : {}),
+      onLoss: s.agents.onLoss,
+      lossTimeoutMs: s.agents.lossTimeoutMs,
+      log: this.log,
+    };
   }
 
   /** Ends the load early; the run finishes as 'stopped' with what it measured so far. */
@@ -207,10 +268,12 @@ export class ScenarioRun extends EventEmitter {
       created: [],
       reused: [],
       clients: { producers: null, consumers: [] },
+      groups: 0,
     };
     // Consumers start last, right before load, because they begin reading (a backlog, say) as soon as
     // they join, and what they read before load starts is not measured. find-max needs them first.
     const steps: (() => Promise<void>)[] = [
+      ...(this.agentsSetup ? [() => this.connectAgents(this.agentsSetup!)] : []),
       () => this.open(run),
       () => this.setUp(run),
       ...(s.consumers.backlog > 0 ? [() => this.preload(run)] : []),
@@ -232,6 +295,12 @@ export class ScenarioRun extends EventEmitter {
     }
   }
 
+  /** Says hello to every agent and measures its clock, before anything is started. */
+  private async connectAgents(setup: AgentsSetup): Promise<void> {
+    this.fleet = await AgentFleet.connect(setup);
+    this.environment.agents = this.fleet.breakdown(0);
+  }
+
   /** Opens (or starts) the target, and what watches it: broker figures and the fault timeline. */
   private async open(run: Resources): Promise<void> {
     const s = this.scenario;
@@ -240,7 +309,11 @@ export class ScenarioRun extends EventEmitter {
       ...(this.options.workDir ? { workDir: this.options.workDir } : {}),
     });
     run.target = target;
-    this.environment = this.describe(target);
+    this.environment = {
+      ...this.describe(target),
+      ...(this.fleet ? { agents: this.fleet.breakdown(0) } : {}),
+    };
+    await this.fleet?.prepare(this.options.runId, target.bootstrap);
     // Before anything is written: a backlog that would fill this machine's disk is refused.
     if (target.dataDir) assertBacklogFits(s, target.dataDir);
     this.meter.brokerInProcess = target.kind === 'bundled';
@@ -305,7 +378,7 @@ export class ScenarioRun extends EventEmitter {
     }
     if (this.findMax) rate = this.findMax.rate;
     if (s.producers.count === 0) return;
-    run.clients.producers = await this.loadDriver.startProducers({
+    const plan = {
       ...connectionTo(run.target!),
       topics: run.topics,
       clientId: `${run.name}-p`,
@@ -313,7 +386,10 @@ export class ScenarioRun extends EventEmitter {
       ratePerSec: rate === null ? null : rate / s.producers.count,
       recordsEach: s.records === undefined ? null : shares(s.records, s.producers.count),
       durationMs: this.durationMs,
-    });
+    };
+    run.clients.producers = this.fleet
+      ? this.fleet.producers(plan)
+      : await this.loadDriver.startProducers(plan);
   }
 
   /** Starts each consumer group not started yet, one after the other; a stop leaves the rest unstarted. */
@@ -321,22 +397,29 @@ export class ScenarioRun extends EventEmitter {
     const s = this.scenario;
     const { consumers } = run.clients;
     const groups = s.consumers.count > 0 ? s.consumers.groups : 0;
+    const plan = (g: number) => ({
+      ...connectionTo(run.target!),
+      topics: run.topics,
+      clientId: `${run.name}-c`,
+      groupId: `${run.name}-g${g}`,
+      count: s.consumers.count,
+      properties: s.consumers.config,
+      // Without a backlog our topics are new and empty, so reading from the beginning is "latest"
+      // without the race of resolving the latest offset after load has begun (not so for a
+      // reused topic, which may hold records already).
+      fromBeginning:
+        s.consumers.startAt !== 'latest' || (s.consumers.backlog === 0 && run.reused.length === 0),
+    });
+    if (this.fleet) {
+      // On agents every group starts in one request per agent.
+      if (groups === 0 || run.groups > 0) return;
+      run.groups = groups;
+      consumers.push(await this.fleet.startConsumers(Array.from({ length: groups }, (_, g) => plan(g))));
+      return;
+    }
     for (let g = consumers.length; g < groups && !this.stopRequested; g++) {
-      consumers.push(
-        await this.loadDriver.startConsumers({
-          ...connectionTo(run.target!),
-          topics: run.topics,
-          clientId: `${run.name}-c`,
-          groupId: `${run.name}-g${g}`,
-          count: s.consumers.count,
-          properties: s.consumers.config,
-          // Without a backlog our topics are new and empty, so reading from the beginning is "latest"
-          // without the race of resolving the latest offset after load has begun (not so for a
-          // reused topic, which may hold records already).
-          fromBeginning:
-            s.consumers.startAt !== 'latest' || (s.consumers.backlog === 0 && run.reused.length === 0),
-        }),
-      );
+      run.groups = g + 1;
+      consumers.push(await this.loadDriver.startConsumers(plan(g)));
     }
   }
 
@@ -354,6 +437,7 @@ export class ScenarioRun extends EventEmitter {
     await this.faults?.stop();
     this.setPhase('stopping');
     await Promise.allSettled([clients.producers, ...clients.consumers].map((c) => c?.stop()));
+    await this.fleet?.stop();
     if (target) await this.deleteResources(target, run);
     await target?.close().catch((err: unknown) => this.log('warn', `closing the target: ${message(err)}`));
     this.setPhase('done');
@@ -376,7 +460,7 @@ export class ScenarioRun extends EventEmitter {
       `${name}-admin`,
       {
         topics: created,
-        groups: Array.from({ length: run.clients.consumers.length }, (_, g) => `${name}-g${g}`),
+        groups: Array.from({ length: run.groups }, (_, g) => `${name}-g${g}`),
       },
       this.log,
     );
@@ -501,6 +585,7 @@ export class ScenarioRun extends EventEmitter {
       this.brokerStats = null;
     });
     this.loadStartedAt = performance.now();
+    if (this.fleet) this.fleet.loadStartedAt = this.loadStartedAt;
     const cpu = process.cpuUsage();
     this.lastCpuMicros = cpu.user + cpu.system;
     this.setPhase(this.warmupMs > 0 ? 'warmup' : 'measuring');
@@ -597,6 +682,7 @@ export class ScenarioRun extends EventEmitter {
     // An interval belongs to warm-up when most of it lies there (timers fire a little late).
     const warmup = (lastCut + now) / 2 - this.loadStartedAt < this.warmupMs;
     const sample = this.meter.cut(t, now - lastCut, warmup);
+    this.fleet?.cut(warmup);
     if (broker) sample.broker = broker;
     this.samples.push(sample);
     if (!warmup && this.phase === 'warmup') this.setPhase('measuring');
@@ -622,6 +708,7 @@ export class ScenarioRun extends EventEmitter {
   private finish(status: RunOutcome['status'], error: string | null): RunOutcome {
     const measured = this.samples.some((s) => !s.warmup) ? this.meter.summary() : null;
     const summary = measured && this.findMax ? { ...measured, findMax: this.findMax } : measured;
+    if (this.fleet) this.environment.agents = this.fleet.breakdown(summary?.measuredSeconds ?? 0);
     const base = {
       environment: this.environment,
       summary,

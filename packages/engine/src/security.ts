@@ -25,7 +25,7 @@ const MAX_PEM_BYTES = 4 * 1024 * 1024;
  * PEM text as is, or the contents of the file it names: a regular file of at most MAX_PEM_BYTES,
  * checked on the opened file before it is read (a device or FIFO is opened without blocking, never read).
  */
-function pem(value: string, field: string): string {
+export function pem(value: string, field: string): string {
   if (value.includes('-----BEGIN')) return value;
   let fd: number;
   try {

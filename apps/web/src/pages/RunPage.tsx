@@ -3,6 +3,7 @@ import { faultMarks } from '@kbench/charts';
 import { scenarioToYaml } from '@kbench/schema';
 import { useEffect, useMemo, useState } from 'react';
 import { api, type RunRecord, type Sample } from '../api';
+import { AgentsTable } from '../components/AgentsTable';
 import { ConcurrentWarning, ErrorNote, Panel, StatusBadge } from '../components/bits';
 import { FaultsTable } from '../components/FaultsTable';
 import { RunCharts } from '../components/RunCharts';
@@ -165,6 +166,7 @@ export function RunPage({ id }: { id: string }) {
       ) : (
         <p className="muted">No summary: the run did not reach its measured phase.</p>
       )}
+      {record.environment.agents && <AgentsTable agents={record.environment.agents} />}
       {record.faults && record.faults.length > 0 && <FaultsTable faults={record.faults} />}
       {samples && samples.length > 0 && (
         <RunCharts samples={samples} label={record.scenario.name} downloadId={record.id} faults={marks} />

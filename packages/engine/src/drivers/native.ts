@@ -3,6 +3,7 @@
 import { createPrivateKey } from 'node:crypto';
 import {
   NativeConsumer,
+  type NativeConsumerOptions,
   type NativeInterval,
   NativeProducer,
   type NativeProducerOptions,
@@ -122,69 +123,76 @@ export function nativeSecurity(security: ConnectionSecurity | undefined): Native
   return out;
 }
 
+/** The engine's options for producer i of a plan (the native driver's, and an agent's over its protocol). */
+export function nativeProducerOptions(plan: ProducersPlan): (i: number) => NativeProducerOptions {
+  const security = nativeSecurity(plan.security);
+  const c = plan.config;
+  const size = c.messageSize;
+  // Fixed and uniform sizes are drawn in Rust; a distribution as a table of sizes drawn here with
+  // the kafkajs driver's seeded sampler (producer i: seed i + 1, the same sizes each run); a payload file as its bytes.
+  const payload =
+    typeof size === 'object' && 'payloadFile' in size ? readPayloadFile(size.payloadFile) : null;
+  const sizeOptions = (
+    i: number,
+  ): Pick<NativeProducerOptions, 'messageSize' | 'messageSizeMax' | 'messageSizeTable' | 'payload'> => {
+    if (payload) return { messageSize: payload.length, payload };
+    if (typeof size === 'number') return { messageSize: size };
+    if ('payloadFile' in size) throw new Error('unreachable: payload files are read above');
+    if (!('distribution' in size)) return { messageSize: size.min, messageSizeMax: size.max };
+    const table = sizeTable(size, i + 1);
+    return {
+      messageSize: 0,
+      messageSizeTable: Buffer.from(table.buffer, table.byteOffset, table.byteLength),
+    };
+  };
+  return (i) => ({
+    bootstrap: plan.bootstrap,
+    topics: plan.topics,
+    acks: ACKS[c.acks],
+    ...sizeOptions(i),
+    keys: c.keys,
+    compression: c.compression,
+    batchSize: c.batchSize,
+    lingerMs: c.lingerMs,
+    maxInFlight: c.maxInFlight,
+    idempotence: c.idempotence,
+    properties: asText(c.config),
+    ...(security ? { security } : {}),
+    ...(plan.ratePerSec === null ? {} : { ratePerSec: plan.ratePerSec }),
+    ...(plan.recordsEach ? { records: plan.recordsEach[i] ?? 0 } : {}),
+    ...(plan.durationMs === null ? {} : { durationMs: plan.durationMs }),
+  });
+}
+
+/** The engine's options for each consumer of a plan. */
+export function nativeConsumerOptions(plan: ConsumersPlan): NativeConsumerOptions {
+  const security = nativeSecurity(plan.security);
+  return {
+    bootstrap: plan.bootstrap,
+    topics: plan.topics,
+    fromBeginning: plan.fromBeginning,
+    groupId: plan.groupId,
+    properties: asText(plan.properties),
+    ...(security ? { security } : {}),
+  };
+}
+
 export function nativeDriver(): LoadDriver {
   return {
     name: 'native',
     async startProducers(plan: ProducersPlan) {
-      const security = nativeSecurity(plan.security);
-      const c = plan.config;
-      const size = c.messageSize;
-      // Fixed and uniform sizes are drawn in Rust; a distribution as a table of sizes drawn here with
-      // the kafkajs driver's seeded sampler (producer i: seed i + 1, the same sizes each run); a payload file as its bytes.
-      const payload =
-        typeof size === 'object' && 'payloadFile' in size ? readPayloadFile(size.payloadFile) : null;
-      const sizeOptions = (
-        i: number,
-      ): Pick<NativeProducerOptions, 'messageSize' | 'messageSizeMax' | 'messageSizeTable' | 'payload'> => {
-        if (payload) return { messageSize: payload.length, payload };
-        if (typeof size === 'number') return { messageSize: size };
-        if ('payloadFile' in size) throw new Error('unreachable: payload files are read above');
-        if (!('distribution' in size)) return { messageSize: size.min, messageSizeMax: size.max };
-        const table = sizeTable(size, i + 1);
-        return {
-          messageSize: 0,
-          messageSizeTable: Buffer.from(table.buffer, table.byteOffset, table.byteLength),
-        };
-      };
+      const options = nativeProducerOptions(plan);
       const makers = Array.from(
-        { length: c.count },
-        (_, i) => () =>
-          NativeProducer.start({
-            bootstrap: plan.bootstrap,
-            topics: plan.topics,
-            acks: ACKS[c.acks],
-            ...sizeOptions(i),
-            keys: c.keys,
-            compression: c.compression,
-            batchSize: c.batchSize,
-            lingerMs: c.lingerMs,
-            maxInFlight: c.maxInFlight,
-            idempotence: c.idempotence,
-            properties: asText(c.config),
-            ...(security ? { security } : {}),
-            ...(plan.ratePerSec === null ? {} : { ratePerSec: plan.ratePerSec }),
-            ...(plan.recordsEach ? { records: plan.recordsEach[i] ?? 0 } : {}),
-            ...(plan.durationMs === null ? {} : { durationMs: plan.durationMs }),
-          }),
+        { length: plan.config.count },
+        (_, i) => () => NativeProducer.start(options(i)),
       );
       return new NativeSet(makers);
     },
     async startConsumers(plan: ConsumersPlan) {
-      const security = nativeSecurity(plan.security);
       // Members of plan.groupId: each resolves once it has its partitions, the last one after the
       // group has settled with all of them.
-      const makers = Array.from(
-        { length: plan.count },
-        () => () =>
-          NativeConsumer.start({
-            bootstrap: plan.bootstrap,
-            topics: plan.topics,
-            fromBeginning: plan.fromBeginning,
-            groupId: plan.groupId,
-            properties: asText(plan.properties),
-            ...(security ? { security } : {}),
-          }),
-      );
+      const options = nativeConsumerOptions(plan);
+      const makers = Array.from({ length: plan.count }, () => () => NativeConsumer.start(options));
       return new NativeSet(makers).createNow();
     },
   };

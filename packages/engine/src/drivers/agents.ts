@@ -1,0 +1,779 @@
+// The controller side of load agents (docs/agents.md, protocol v1): a run's producers and consumers
+// run on `kbench agent` processes on other machines. It connects to each agent (TCP, TLS when asked),
+// says hello with the token, measures each agent's clock offset, claims the agents for the run, splits
+// the clients across them with shares(), asks each for what its clients did every sample, merges their
+// histograms exactly, keeps a per-agent breakdown, and notices an agent that is lost.
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { isIP, type Socket, connect as tcpConnect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import type { NativeConsumerOptions, NativeProducerOptions } from '@kbench/broker-native';
+import {
+  AGENT_PROTOCOL_VERSION,
+  type AgentBreakdown,
+  type AgentEndpoint,
+  type AgentRole,
+  type AgentSideFigures,
+  type AgentsRun,
+  fileErrorText,
+  type Scenario,
+} from '@kbench/schema';
+import { LatencyHistogram } from '../histogram.js';
+import { type ClientInterval, emptyInterval } from '../interval.js';
+import type { ConsumersPlan, LoadClients, ProducersPlan } from './driver.js';
+import { shares } from './driver.js';
+import { mergeIntervals } from './kafkajs/index.js';
+import { nativeConsumerOptions, nativeProducerOptions } from './native.js';
+
+/** A line of the protocol is at most this long (the agent's bound too). */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+const CONNECT_TIMEOUT_MS = 10_000;
+const HELLO_TIMEOUT_MS = 10_000;
+const CLOCK_ROUNDS = 16;
+/** Starting clients waits for a group to settle and for connections to brokers: up to this long. */
+const START_TIMEOUT_MS = 120_000;
+const STOP_TIMEOUT_MS = 30_000;
+/** While producers run, how often the controller asks agents whether they have finished. */
+const POLL_MS = 250;
+/** The longest text field of a reply kept (a name, a host, an error). */
+const MAX_TEXT = 2000;
+/** The most buckets an interval's histogram may carry (SUB_BITS = 10 over 64 bits is about 55k). */
+const MAX_BUCKETS = 1 << 17;
+/** A token file holds a token: a few hundred bytes. */
+const MAX_TOKEN_BYTES = 64 * 1024;
+
+export interface AgentsSetup {
+  endpoints: AgentEndpoint[];
+  token: string;
+  /** PEM text of the CA the agents' certificates are signed by; absent: the system's CAs. */
+  tlsCa?: string;
+  tlsInsecure?: boolean;
+  /** Connect with TLS (the profile has agentTls). */
+  tls: boolean;
+  onLoss: Scenario['agents']['onLoss'];
+  lossTimeoutMs: number;
+  log: (level: 'info' | 'warn', message: string) => void;
+}
+
+type Reply = Record<string, unknown>;
+
+/** Reads a token file (bounded, a regular file), without its trailing newline. */
+export function readTokenFile(file: string, field: string): string {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (err) {
+    throw new Error(`${field}: cannot read ${file}: ${fileErrorText(err)}`);
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error(`${field}: ${file} is not a regular file`);
+    const buf = Buffer.alloc(MAX_TOKEN_BYTES + 1);
+    let n = 0;
+    for (;;) {
+      const got = readSync(fd, buf, n, buf.length - n, null);
+      if (got === 0) break;
+      n += got;
+      if (n > MAX_TOKEN_BYTES)
+        throw new Error(`${field}: ${file} is longer than a token (at most ${MAX_TOKEN_BYTES} bytes)`);
+    }
+    const token = buf.subarray(0, n).toString('utf8').trim();
+    if (token === '') throw new Error(`${field}: ${file} is empty`);
+    return token;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Wall clock in µs since the epoch, to the fraction. */
+function nowMicros(): number {
+  return (performance.timeOrigin + performance.now()) * 1000;
+}
+
+function text(value: unknown, fallback = ''): string {
+  return typeof value === 'string' ? value.slice(0, MAX_TEXT) : fallback;
+}
+
+function count(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+    throw new Error(`a reply's ${what} is not a count (got ${JSON.stringify(value)?.slice(0, 40)})`);
+  return value;
+}
+
+/** An interval as an agent sends it (NativeInterval over its clients), checked field by field. */
+function parseInterval(value: unknown, what: string): ClientInterval {
+  if (value === null || typeof value !== 'object') throw new Error(`a reply's ${what} is not an interval`);
+  const v = value as Record<string, unknown>;
+  const latency = v.latency as Record<string, unknown> | undefined;
+  if (!latency || typeof latency !== 'object') throw new Error(`a reply's ${what}.latency is missing`);
+  const { buckets, counts } = latency;
+  if (
+    !Array.isArray(buckets) ||
+    !Array.isArray(counts) ||
+    buckets.length !== counts.length ||
+    buckets.length > MAX_BUCKETS
+  )
+    throw new Error(`a reply's ${what}.latency buckets and counts are not two lists of one length`);
+  for (let i = 0; i < buckets.length; i++) {
+    count(buckets[i], `${what}.latency.buckets`);
+    count(counts[i], `${what}.latency.counts`);
+  }
+  return {
+    records: count(v.records, `${what}.records`),
+    valueBytes: count(v.valueBytes, `${what}.valueBytes`),
+    wireBytes: count(v.wireBytes ?? 0, `${what}.wireBytes`),
+    errors: count(v.errors, `${what}.errors`),
+    latency: {
+      buckets: buckets as number[],
+      counts: counts as number[],
+      count: count(latency.count, `${what}.latency.count`),
+      sum: count(latency.sum, `${what}.latency.sum`),
+      max: count(latency.max, `${what}.latency.max`),
+    },
+    busy: null,
+  };
+}
+
+function properties(value: unknown): Record<string, string> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value).slice(0, 1000))
+    out[k.slice(0, 200)] = String(v).slice(0, MAX_TEXT);
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** One connection to an agent: requests with ids, replies matched to them, one JSON object a line. */
+class AgentLink {
+  private nextId = 1;
+  private readonly pending = new Map<
+    number,
+    { resolve: (r: Reply) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }
+  >();
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  closedReason: string | null = null;
+  private closing = false;
+  onLost: (reason: string) => void = () => {};
+
+  private constructor(
+    private readonly socket: Socket,
+    readonly address: string,
+  ) {
+    socket.on('data', (data: Buffer) => this.read(data));
+    socket.on('error', (err) => this.closed(`connection error: ${err.message}`));
+    socket.on('close', () => this.closed('connection closed'));
+  }
+
+  static connect(address: string, setup: AgentsSetup): Promise<AgentLink> {
+    const at = address.lastIndexOf(':');
+    const host = address.slice(0, at).replace(/^\[(.*)\]$/, '$1');
+    const port = Number(address.slice(at + 1));
+    return new Promise((resolve, reject) => {
+      const socket = setup.tls
+        ? tlsConnect({
+            host,
+            port,
+            ...(isIP(host) ? {} : { servername: host }),
+            ...(setup.tlsCa !== undefined ? { ca: setup.tlsCa } : {}),
+            rejectUnauthorized: !setup.tlsInsecure,
+          })
+        : tcpConnect({ host, port });
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`cannot connect within ${CONNECT_TIMEOUT_MS / 1000} s`));
+      }, CONNECT_TIMEOUT_MS);
+      const fail = (err: Error & { code?: string }) => {
+        clearTimeout(timer);
+        socket.destroy();
+        reject(
+          new Error(
+            err.code === 'ECONNREFUSED'
+              ? `nothing listens at ${address} (is kbench agent running there, and listening on that address?)`
+              : `cannot connect: ${err.message}`,
+          ),
+        );
+      };
+      socket.once('error', fail);
+      socket.once(setup.tls ? 'secureConnect' : 'connect', () => {
+        clearTimeout(timer);
+        socket.off('error', fail);
+        socket.setNoDelay(true);
+        resolve(new AgentLink(socket, address));
+      });
+    });
+  }
+
+  private read(data: Buffer): void {
+    let start = 0;
+    for (;;) {
+      const nl = data.indexOf(0x0a, start);
+      if (nl < 0) break;
+      const piece = data.subarray(start, nl);
+      const line = this.chunks.length > 0 ? Buffer.concat([...this.chunks, piece]) : piece;
+      this.chunks = [];
+      this.buffered = 0;
+      start = nl + 1;
+      if (line.length > MAX_LINE_BYTES) {
+        this.fail(`a reply longer than ${MAX_LINE_BYTES} bytes`);
+        return;
+      }
+      this.reply(line);
+      if (this.closedReason) return;
+    }
+    const rest = data.subarray(start);
+    if (rest.length === 0) return;
+    this.buffered += rest.length;
+    if (this.buffered > MAX_LINE_BYTES) {
+      this.fail(`a reply longer than ${MAX_LINE_BYTES} bytes`);
+      return;
+    }
+    this.chunks.push(Buffer.from(rest));
+  }
+
+  private reply(line: Buffer): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(line.toString('utf8'));
+    } catch {
+      this.fail('a reply that is not JSON');
+      return;
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      this.fail('a reply that is not a JSON object');
+      return;
+    }
+    const reply = value as Reply;
+    const waiting = typeof reply.id === 'number' ? this.pending.get(reply.id) : undefined;
+    if (!waiting) {
+      // An error without an id (a refused line, a dropped hello) is why the agent is closing.
+      if (reply.ok === false) this.lastWords = text(reply.error, 'an error');
+      return;
+    }
+    this.pending.delete(reply.id as number);
+    clearTimeout(waiting.timer);
+    if (reply.ok === true) waiting.resolve(reply);
+    else waiting.reject(new Error(text(reply.error, 'refused (no reason given)')));
+  }
+
+  /** The error an agent sent without an id before closing, if any. */
+  private lastWords: string | null = null;
+
+  private fail(reason: string): void {
+    this.socket.destroy();
+    this.closed(reason);
+  }
+
+  private closed(reason: string): void {
+    if (this.closedReason) return;
+    const why = this.lastWords ? `${reason} (${this.lastWords})` : reason;
+    this.closedReason = why;
+    for (const [, waiting] of this.pending) {
+      clearTimeout(waiting.timer);
+      waiting.reject(new Error(why));
+    }
+    this.pending.clear();
+    if (!this.closing) this.onLost(why);
+  }
+
+  request(op: string, fields: Record<string, unknown>, timeoutMs: number): Promise<Reply> {
+    if (this.closedReason) return Promise.reject(new Error(this.closedReason));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new TimeoutError(`no answer to ${op} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      this.socket.write(`${JSON.stringify({ id, op, ...fields })}\n`);
+    });
+  }
+
+  close(): void {
+    this.closing = true;
+    this.socket.end();
+    this.socket.destroySoon?.();
+    setTimeout(() => this.socket.destroy(), 1000).unref();
+  }
+}
+
+class TimeoutError extends Error {}
+
+interface SideTotals {
+  records: number;
+  valueBytes: number;
+  errors: number;
+  latency: LatencyHistogram;
+}
+
+const newTotals = (): SideTotals => ({
+  records: 0,
+  valueBytes: 0,
+  errors: 0,
+  latency: new LatencyHistogram(),
+});
+
+/** One agent of the run and what it did. */
+interface Agent {
+  endpoint: AgentEndpoint;
+  link: AgentLink;
+  name: string;
+  host: string;
+  cores: number;
+  kbench: string;
+  clockOffsetMicros: number;
+  clockUncertaintyMicros: number;
+  producerOptions: NativeProducerOptions[];
+  consumerOptions: NativeConsumerOptions[];
+  lostAtMs: number | null;
+  lostReason: string | null;
+  /** Claimed for this run by our prepare (only then is it ours to stop and release). */
+  prepared: boolean;
+  producersFinished: boolean;
+  error: string | null;
+  /** Reported and not yet handed to the run, handed since the run's last sample, and measured. */
+  pending: Record<AgentRole, ClientInterval[]>;
+  handed: Record<AgentRole, ClientInterval[]>;
+  measured: Record<AgentRole, SideTotals>;
+  properties: Partial<Record<AgentRole, Record<string, string>>>;
+}
+
+function label(a: { name?: string; endpoint: AgentEndpoint }): string {
+  return a.name && a.name !== a.endpoint.address ? `${a.name} (${a.endpoint.address})` : a.endpoint.address;
+}
+
+/** Base64 for the Buffers of NativeProducerOptions, as the protocol carries them. */
+function producerJson(options: NativeProducerOptions): Record<string, unknown> {
+  const { messageSizeTable, payload, ...rest } = options;
+  return {
+    ...rest,
+    ...(messageSizeTable ? { messageSizeTable: messageSizeTable.toString('base64') } : {}),
+    ...(payload ? { payload: payload.toString('base64') } : {}),
+  };
+}
+
+/**
+ * The agents of one run. `connect` says hello to each and measures its clock; `prepare` claims them
+ * for the run; `producers` and `startConsumers` split the clients; the two LoadClients it hands out
+ * (producers, consumers) share one request per agent per sample.
+ */
+export class AgentFleet {
+  private readonly agents: Agent[];
+  /** When load began (performance.now()), for the time an agent is lost. */
+  loadStartedAt = 0;
+  private inflight: Promise<void> | null = null;
+  private failure: Error | null = null;
+  private starting: Promise<void> | null = null;
+  private stopping: Promise<void> | null = null;
+  private onFinished: (() => void) | null = null;
+  private poller: NodeJS.Timeout | null = null;
+
+  private constructor(
+    agents: Agent[],
+    private readonly setup: AgentsSetup,
+  ) {
+    this.agents = agents;
+    for (const agent of agents) agent.link.onLost = (reason) => this.lose(agent, reason);
+  }
+
+  /** Connects to every agent, says hello and measures its clock; an agent that fails is named. */
+  static async connect(setup: AgentsSetup): Promise<AgentFleet> {
+    const results = await Promise.allSettled(setup.endpoints.map((endpoint) => hello(endpoint, setup)));
+    const failed = results
+      .map((r, i) =>
+        r.status === 'rejected'
+          ? `agent ${setup.endpoints[i]?.address}: ${(r.reason as Error).message}`
+          : null,
+      )
+      .filter((m): m is string => m !== null);
+    const agents = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    if (failed.length > 0) {
+      for (const agent of agents) agent.link.close();
+      throw new Error(failed.join('; '));
+    }
+    const names = new Set<string>();
+    for (const agent of agents) {
+      if (names.has(agent.name)) agent.name = `${agent.name}@${agent.endpoint.address}`;
+      names.add(agent.name);
+    }
+    return new AgentFleet(agents, setup);
+  }
+
+  /** Claims every agent for the run, sending load only to `target`. */
+  async prepare(runId: string, target: string[]): Promise<void> {
+    await this.each(this.agents, async (a) => {
+      await a.link.request(
+        'prepare',
+        { run: runId, target, clockOffsetMicros: a.clockOffsetMicros },
+        HELLO_TIMEOUT_MS,
+      );
+      a.prepared = true;
+    });
+  }
+
+  /** Runs `fn` on each agent at once; the first failure, naming its agent, rejects. */
+  private async each<T>(agents: Agent[], fn: (a: Agent) => Promise<T>): Promise<T[]> {
+    const results = await Promise.allSettled(agents.map(fn));
+    const failed = results.flatMap((r, i) => {
+      const agent = agents[i] as Agent;
+      return r.status === 'rejected' ? [`agent ${label(agent)}: ${(r.reason as Error).message}`] : [];
+    });
+    if (failed.length > 0) throw new Error(failed.join('; '));
+    return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+  }
+
+  private takers(role: AgentRole): Agent[] {
+    const list = this.agents.filter((a) => a.endpoint.roles.includes(role));
+    if (list.length === 0)
+      throw new Error(
+        `no agent takes ${role}: name one as ${role}@host:port, or without a role (agents: ${this.agents.map((a) => label(a)).join(', ')})`,
+      );
+    return list;
+  }
+
+  /** Producers split over the agents that take them, each keeping its own rate and record share. */
+  producers(plan: ProducersPlan): LoadClients {
+    const options = nativeProducerOptions(plan);
+    const takers = this.takers('producers');
+    let next = 0;
+    shares(plan.config.count, takers.length).forEach((n, k) => {
+      const agent = takers[k] as Agent;
+      agent.producerOptions = Array.from({ length: n }, () => options(next++));
+    });
+    return new AgentClients(this, 'producers');
+  }
+
+  /** Every group's consumers, split over the agents that take consumers; resolves once all have joined. */
+  async startConsumers(plans: ConsumersPlan[]): Promise<LoadClients> {
+    const takers = this.takers('consumers');
+    for (const plan of plans) {
+      const options = nativeConsumerOptions(plan);
+      shares(plan.count, takers.length).forEach((n, k) => {
+        (takers[k] as Agent).consumerOptions.push(...Array.from({ length: n }, () => options));
+      });
+    }
+    const busy = takers.filter((a) => a.consumerOptions.length > 0);
+    const replies = await this.each(busy, (a) =>
+      a.link.request('startConsumers', { consumers: a.consumerOptions }, START_TIMEOUT_MS),
+    );
+    busy.forEach((a, i) => {
+      a.properties.consumers = properties(replies[i]?.properties);
+    });
+    return new AgentClients(this, 'consumers');
+  }
+
+  private warned = false;
+  private warnIdle(): void {
+    const idle = this.agents.filter((a) => a.producerOptions.length === 0 && a.consumerOptions.length === 0);
+    if (this.warned || idle.length === 0) return;
+    this.warned = true;
+    this.setup.log(
+      'warn',
+      `agent${idle.length > 1 ? 's' : ''} ${idle.map((a) => label(a)).join(', ')} got no producer and no consumer (more agents than clients of their roles)`,
+    );
+  }
+
+  /** Sends startProducers to each agent with producers (they begin sending at once). */
+  startProducers(): Promise<void> {
+    this.warnIdle();
+    this.starting ??= (async () => {
+      const busy = this.agents.filter((a) => a.producerOptions.length > 0 && a.lostAtMs === null);
+      const replies = await this.each(busy, (a) =>
+        a.link.request(
+          'startProducers',
+          { producers: a.producerOptions.map(producerJson) },
+          START_TIMEOUT_MS,
+        ),
+      );
+      busy.forEach((a, i) => {
+        a.properties.producers = properties(replies[i]?.properties);
+      });
+      // Asked until they have all finished, so the run hears of it between its samples too.
+      const poll = () => {
+        this.poller = setTimeout(() => {
+          if (this.allProducersFinished() || this.stopping) return;
+          (this.inflight ? Promise.resolve() : this.round()).catch(() => {}).finally(poll);
+        }, POLL_MS);
+      };
+      poll();
+    })();
+    return this.starting;
+  }
+
+  private allProducersFinished(): boolean {
+    return this.agents.every(
+      (a) => a.producerOptions.length === 0 || a.producersFinished || a.lostAtMs !== null,
+    );
+  }
+
+  /** Resolves once every producer agent has finished its share (or been lost, or the run failed). */
+  readonly producersFinished = new Promise<void>((resolve) => {
+    this.onFinished = resolve;
+  });
+
+  private checkFinished(): void {
+    if (this.failure || this.allProducersFinished()) this.onFinished?.();
+  }
+
+  private runTimeMs(): number {
+    return this.loadStartedAt ? Math.max(0, Math.round(performance.now() - this.loadStartedAt)) : 0;
+  }
+
+  /** An agent is lost: recorded; with onLoss fail the run ends at its next request. */
+  private lose(agent: Agent, reason: string): void {
+    if (agent.lostAtMs !== null || this.stopping) return;
+    agent.lostAtMs = this.runTimeMs();
+    agent.lostReason = reason;
+    agent.link.close();
+    const at = `${(agent.lostAtMs / 1000).toFixed(1)} s`;
+    if (this.setup.onLoss === 'fail') {
+      this.failure ??= new Error(`agent ${label(agent)} lost at ${at} into the load: ${reason}`);
+    } else {
+      this.setup.log(
+        'warn',
+        `agent ${label(agent)} lost at ${at} into the load: ${reason}; the run goes on with the others`,
+      );
+    }
+    this.checkFinished();
+  }
+
+  /** One take of every live agent; joins a take under way. */
+  round(): Promise<void> {
+    this.inflight ??= this.takeAll().finally(() => {
+      this.inflight = null;
+    });
+    return this.inflight;
+  }
+
+  private async takeAll(): Promise<void> {
+    if (this.failure) throw this.failure;
+    this.warnIdle();
+    await this.starting;
+    const live = this.agents.filter(
+      (a) => a.lostAtMs === null && (a.producerOptions.length > 0 || a.consumerOptions.length > 0),
+    );
+    await Promise.all(
+      live.map(async (a) => {
+        try {
+          this.absorb(a, await a.link.request('take', {}, this.setup.lossTimeoutMs));
+        } catch (err) {
+          if (this.stopping) return;
+          const reason =
+            err instanceof TimeoutError
+              ? `no answer within ${this.setup.lossTimeoutMs} ms (agents.lossTimeoutMs)`
+              : (err as Error).message;
+          this.lose(a, reason);
+        }
+      }),
+    );
+    this.checkFinished();
+    if (this.failure) throw this.failure;
+  }
+
+  /** A take's (or stop's) reply into the agent's pending intervals. */
+  private absorb(agent: Agent, reply: Reply): void {
+    try {
+      agent.pending.producers.push(parseInterval(reply.producers, 'producers'));
+      agent.pending.consumers.push(parseInterval(reply.consumers, 'consumers'));
+    } catch (err) {
+      throw new Error(`agent ${label(agent)}: ${(err as Error).message}`);
+    }
+    if (reply.producersFinished === true) agent.producersFinished = true;
+    if (typeof reply.error === 'string') agent.error = text(reply.error);
+  }
+
+  /** What the role's clients did since the last take, merged over the agents. */
+  async take(role: AgentRole): Promise<ClientInterval> {
+    await this.round();
+    const parts: ClientInterval[] = [];
+    for (const agent of this.agents) {
+      parts.push(...agent.pending[role]);
+      agent.handed[role].push(...agent.pending[role]);
+      agent.pending[role] = [];
+    }
+    return parts.length > 0 ? mergeIntervals(parts) : emptyInterval();
+  }
+
+  /** The run cut a sample: what was handed for it counts in each agent's figures unless it was warm-up. */
+  cut(warmup: boolean): void {
+    for (const agent of this.agents) {
+      for (const role of ['producers', 'consumers'] as const) {
+        if (!warmup) {
+          const totals = agent.measured[role];
+          for (const part of agent.handed[role]) {
+            totals.records += part.records;
+            totals.valueBytes += part.valueBytes;
+            totals.errors += part.errors;
+            totals.latency.addBuckets(part.latency);
+          }
+        }
+        agent.handed[role] = [];
+      }
+    }
+  }
+
+  lastError(role: AgentRole): string | null {
+    const agent = this.agents.find(
+      (a) => a.error && (role === 'producers' ? a.producerOptions.length : a.consumerOptions.length) > 0,
+    );
+    return agent ? `agent ${label(agent)}: ${agent.error}` : null;
+  }
+
+  properties(role: AgentRole): Record<string, string> {
+    return this.agents.map((a) => a.properties[role]).find((p) => p !== undefined) ?? {};
+  }
+
+  /** Stops every agent's clients, frees the agents for their next run and closes the connections. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      if (this.poller) clearTimeout(this.poller);
+      this.onFinished?.();
+      await this.inflight?.catch(() => {});
+      await Promise.allSettled(
+        this.agents.map(async (a) => {
+          if (a.prepared && a.lostAtMs === null && !a.link.closedReason) {
+            try {
+              await a.link.request('stop', {}, STOP_TIMEOUT_MS);
+              await a.link.request('release', {}, HELLO_TIMEOUT_MS);
+            } catch (err) {
+              this.setup.log('warn', `stopping agent ${label(a)}: ${(err as Error).message}`);
+            }
+          }
+          a.link.close();
+        }),
+      );
+    })();
+    return this.stopping;
+  }
+
+  /** The stored breakdown: each agent's share, clock and figures over `measuredSeconds`. */
+  breakdown(measuredSeconds: number): AgentsRun {
+    const side = (t: SideTotals): AgentSideFigures => {
+      const h = t.latency;
+      const ms = (us: number) => Math.round(us) / 1000;
+      return {
+        records: t.records,
+        valueBytes: t.valueBytes,
+        recordsPerSec: measuredSeconds > 0 ? Number((t.records / measuredSeconds).toFixed(1)) : 0,
+        errors: t.errors,
+        latencyMs: h.count
+          ? {
+              p50: ms(h.percentile(50)),
+              p99: ms(h.percentile(99)),
+              p999: ms(h.percentile(99.9)),
+              max: ms(h.max()),
+            }
+          : null,
+        histogram: h.toBuckets(),
+      };
+    };
+    const agents: AgentBreakdown[] = this.agents.map((a) => ({
+      name: a.name,
+      address: a.endpoint.address,
+      host: a.host,
+      cores: a.cores,
+      kbench: a.kbench,
+      roles: a.endpoint.roles,
+      producers: a.producerOptions.length,
+      consumers: a.consumerOptions.length,
+      clockOffsetMs: Math.round(a.clockOffsetMicros) / 1000,
+      clockUncertaintyMs: Math.round(a.clockUncertaintyMicros) / 1000,
+      lostAtMs: a.lostAtMs,
+      lostReason: a.lostReason,
+      produced: side(a.measured.producers),
+      consumed: side(a.measured.consumers),
+    }));
+    let e2e = 0;
+    for (const p of this.agents.filter((a) => a.producerOptions.length > 0))
+      for (const c of this.agents.filter((a) => a.consumerOptions.length > 0))
+        if (p !== c) e2e = Math.max(e2e, p.clockUncertaintyMicros + c.clockUncertaintyMicros);
+    return { agents, e2eClockUncertaintyMs: Math.round(e2e) / 1000, onLoss: this.setup.onLoss };
+  }
+}
+
+/** Connects to one agent, says hello, and measures its clock against ours. */
+async function hello(endpoint: AgentEndpoint, setup: AgentsSetup): Promise<Agent> {
+  const link = await AgentLink.connect(endpoint.address, setup);
+  try {
+    const reply = await link.request(
+      'hello',
+      { version: AGENT_PROTOCOL_VERSION, token: setup.token },
+      HELLO_TIMEOUT_MS,
+    );
+    if (reply.version !== AGENT_PROTOCOL_VERSION)
+      throw new Error(
+        `speaks protocol ${JSON.stringify(reply.version)}, this kbench ${AGENT_PROTOCOL_VERSION}`,
+      );
+    const info = (reply.agent ?? {}) as Record<string, unknown>;
+    // NTP's way: the round trip with the least delay gives the offset, to within half of it.
+    let best: { offset: number; rtt: number } | null = null;
+    for (let i = 0; i < CLOCK_ROUNDS; i++) {
+      const t0 = nowMicros();
+      const r = await link.request('time', {}, HELLO_TIMEOUT_MS);
+      const t1 = nowMicros();
+      const a = r.micros;
+      if (typeof a !== 'number' || !Number.isFinite(a)) throw new Error('time: the reply has no micros');
+      const rtt = t1 - t0;
+      if (!best || rtt < best.rtt) best = { offset: a - (t0 + t1) / 2, rtt };
+    }
+    const clock = best as { offset: number; rtt: number };
+    return {
+      endpoint,
+      link,
+      name: endpoint.name ?? (text(info.name) || endpoint.address),
+      host: text(info.host, '?'),
+      cores: typeof info.cores === 'number' && Number.isFinite(info.cores) ? info.cores : 0,
+      kbench: text(info.kbench, '?'),
+      clockOffsetMicros: clock.offset,
+      clockUncertaintyMicros: clock.rtt / 2,
+      producerOptions: [],
+      consumerOptions: [],
+      lostAtMs: null,
+      lostReason: null,
+      prepared: false,
+      producersFinished: false,
+      error: null,
+      pending: { producers: [], consumers: [] },
+      handed: { producers: [], consumers: [] },
+      measured: { producers: newTotals(), consumers: newTotals() },
+      properties: {},
+    };
+  } catch (err) {
+    link.close();
+    const message = (err as Error).message;
+    throw new Error(
+      /token/.test(message)
+        ? `${message} (the agent token: --agent-token-file, KBENCH_AGENT_TOKEN or the profile's agentToken)`
+        : message,
+    );
+  }
+}
+
+/** One role's clients on the agents, as the run drives any driver's clients. */
+class AgentClients implements LoadClients {
+  readonly finished: Promise<void>;
+
+  constructor(
+    private readonly fleet: AgentFleet,
+    private readonly role: AgentRole,
+  ) {
+    this.finished = role === 'producers' ? fleet.producersFinished : new Promise<void>(() => {});
+  }
+
+  start(): void {
+    if (this.role === 'producers') void this.fleet.startProducers().catch(() => {});
+  }
+
+  take(): Promise<ClientInterval> {
+    return this.fleet.take(this.role);
+  }
+
+  stop(): Promise<void> {
+    return this.fleet.stop();
+  }
+
+  lastError(): string | null {
+    return this.fleet.lastError(this.role);
+  }
+
+  properties(): Record<string, string> {
+    return this.fleet.properties(this.role);
+  }
+}
