@@ -57,6 +57,7 @@ async fn main() {
         rate: None,
         records: Some(records),
         duration: None,
+        clock_offset_micros: 0.0,
     })
     .await
     .unwrap();
@@ -71,6 +72,7 @@ async fn main() {
         topics: vec![topic],
         start: StartAt::Earliest,
         group_id: format!("produce-consume-{nanos}"),
+        clock_offset_micros: 0.0,
     })
     .await
     .unwrap();

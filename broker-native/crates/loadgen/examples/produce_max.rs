@@ -46,6 +46,7 @@ async fn main() {
         rate: None,
         records: None,
         duration: Some(Duration::from_secs(seconds)),
+        clock_offset_micros: 0.0,
     };
     let mut running = vec![];
     for _ in 0..producers {

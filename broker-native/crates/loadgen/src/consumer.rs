@@ -66,6 +66,9 @@ pub struct ConsumerConfig {
     /// Where partitions without a committed offset start.
     pub start: StartAt,
     pub group_id: String,
+    /// This machine's clock minus the controller's, in µs (0 when one machine does everything):
+    /// end-to-end latency is `(now - clock_offset_micros) - stamp`, on the producer's timeline.
+    pub clock_offset_micros: f64,
 }
 
 /// Kafka consumer properties beyond the scenario's knobs, by their Java names; the defaults are
@@ -174,6 +177,11 @@ impl Consumer {
         }
         if config.topics.is_empty() {
             return Err(Error::Config("no topics".into()));
+        }
+        if !config.clock_offset_micros.is_finite() {
+            return Err(Error::Config(
+                "clockOffsetMicros must be a finite number".into(),
+            ));
         }
         let mut metadata =
             MetadataClient::connect_with(&config.bootstrap, &properties.security).await?;
@@ -873,7 +881,7 @@ impl Engine {
         if fetched.is_empty() {
             return;
         }
-        let now = now_micros();
+        let now = now_micros() - self.config.clock_offset_micros;
         let (mut records, mut value_bytes) = (0u64, 0u64);
         let mut errors = vec![];
         self.stats().with_latency(|h| {

@@ -44,6 +44,34 @@ pub struct HistogramSnapshot {
     pub max: u64,
 }
 
+impl HistogramSnapshot {
+    /// Adds `other` in: the counts of a bucket add up, so a merge is exact (no averaging).
+    pub fn merge(&mut self, other: &HistogramSnapshot) {
+        let (mut buckets, mut counts) = (vec![], vec![]);
+        let (mut i, mut j) = (0, 0);
+        while i < self.buckets.len() || j < other.buckets.len() {
+            let mine = self.buckets.get(i).copied().unwrap_or(u32::MAX);
+            let theirs = other.buckets.get(j).copied().unwrap_or(u32::MAX);
+            let mut n = 0;
+            if mine <= theirs {
+                n += self.counts[i];
+                i += 1;
+            }
+            if theirs <= mine {
+                n += other.counts[j];
+                j += 1;
+            }
+            buckets.push(mine.min(theirs));
+            counts.push(n);
+        }
+        self.buckets = buckets;
+        self.counts = counts;
+        self.count += other.count;
+        self.sum += other.sum;
+        self.max = self.max.max(other.max);
+    }
+}
+
 impl Histogram {
     /// Records a latency in microseconds, rounded; negative values (clock skew) count as 0.
     #[inline]
@@ -136,6 +164,29 @@ mod tests {
             let e = (v as f64).log2().floor() as u64 - 10 + 1;
             assert_eq!(bucket_of(v) as u64, e * 1024 + v / (1u64 << e), "v = {v}");
         }
+    }
+
+    #[test]
+    fn merged_snapshots_equal_one_histogram_of_every_value() {
+        let (mut a, mut b, mut all) = (
+            Histogram::default(),
+            Histogram::default(),
+            Histogram::default(),
+        );
+        for v in [1.0, 5.0, 5.0, 2000.0, 70_000.0] {
+            a.record(v);
+            all.record(v);
+        }
+        for v in [0.0, 5.0, 3000.0, 70_001.0, 9e9] {
+            b.record(v);
+            all.record(v);
+        }
+        let mut merged = a.snapshot();
+        merged.merge(&b.snapshot());
+        assert_eq!(merged, all.snapshot());
+        let mut empty = HistogramSnapshot::default();
+        empty.merge(&all.snapshot());
+        assert_eq!(empty, all.snapshot());
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod error;
 pub mod group;
 pub mod histogram;
 pub mod metadata;
+pub mod options;
 pub mod partitioner;
 pub mod payload;
 pub mod producer;
@@ -21,5 +22,6 @@ pub use error::{Error, Result};
 pub use histogram::{Histogram, HistogramSnapshot};
 /// TLS and SASL for the engine's connections, as kbench-client takes them.
 pub use kbench_client::{Sasl, ScramHash, Security, Tls, TlsOptions, TokenSource};
+pub use options::{ConsumerOptions, ProducerOptions};
 pub use producer::{Keys, Producer, ProducerConfig, ProducerProperties, Size};
 pub use stats::IntervalStats;

@@ -87,6 +87,10 @@ pub struct ProducerConfig {
     pub rate: Option<f64>,
     pub records: Option<u64>,
     pub duration: Option<Duration>,
+    /// This machine's clock minus the controller's, in µs (0 when one machine does everything):
+    /// each value is stamped with `now - clock_offset_micros`, the send time on the controller's
+    /// timeline. Publish latency is measured on this machine's clock alone and is unaffected.
+    pub clock_offset_micros: f64,
 }
 
 /// Kafka producer properties beyond the scenario's knobs, by their Java names; the defaults are
@@ -145,6 +149,9 @@ impl ProducerConfig {
         }
         if self.rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
             return bad("rate must be a positive number");
+        }
+        if !self.clock_offset_micros.is_finite() {
+            return bad("clockOffsetMicros must be a finite number");
         }
         Ok(())
     }
@@ -566,7 +573,8 @@ impl Engine {
         };
         let p = &mut self.partitions[partition];
         let before = p.open.len();
-        p.open.append(timestamp_ms, key, value, send_micros);
+        let stamp = send_micros - self.config.clock_offset_micros;
+        p.open.append(timestamp_ms, key, value, stamp);
         self.buffered += p.open.len() - before;
         p.open_times.push(send_micros);
         p.open_value_bytes += value_len as u64;

@@ -16,6 +16,17 @@ pub struct IntervalStats {
     pub latency: HistogramSnapshot,
 }
 
+impl IntervalStats {
+    /// Adds another client's interval in (exactly: the latency buckets add up).
+    pub fn merge(&mut self, other: &IntervalStats) {
+        self.records += other.records;
+        self.value_bytes += other.value_bytes;
+        self.wire_bytes += other.wire_bytes;
+        self.errors += other.errors;
+        self.latency.merge(&other.latency);
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct SharedStats {
     records: AtomicU64,

@@ -36,6 +36,7 @@ fn producer_config(broker: &BrokerHandle, topic: &str) -> ProducerConfig {
         rate: None,
         records: Some(RECORDS),
         duration: None,
+        clock_offset_micros: 0.0,
     }
 }
 
@@ -56,6 +57,7 @@ async fn consume(broker: &BrokerHandle, topic: &str, expected: u64) -> (u64, u64
         topics: vec![topic.to_string()],
         start: StartAt::Earliest,
         group_id: "g".into(),
+        clock_offset_micros: 0.0,
     })
     .await
     .unwrap();
@@ -168,6 +170,7 @@ async fn keyed_fixed_rate_records_spread_over_two_topics() {
         topics: vec!["a".into(), "b".into()],
         start: StartAt::Earliest,
         group_id: "g".into(),
+        clock_offset_micros: 0.0,
     })
     .await
     .unwrap();
@@ -193,6 +196,7 @@ async fn latest_consumer_sees_only_later_records() {
         topics: vec!["t".into()],
         start: StartAt::Latest,
         group_id: "g".into(),
+        clock_offset_micros: 0.0,
     })
     .await
     .unwrap();
@@ -214,4 +218,49 @@ async fn latest_consumer_sees_only_later_records() {
     assert_eq!(seen, 500);
     consumer.stop().await;
     broker.stop().await.unwrap();
+}
+
+/// The smallest end-to-end latency (µs, its bucket's floor: within 1/1024) a consumer with `consumer_offset` sees for records a
+/// producer with `producer_offset` stamps.
+async fn smallest_e2e_latency(producer_offset: f64, consumer_offset: f64) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = broker(dir.path()).await;
+    broker.broker().log.create_topic("t", 1, false).unwrap();
+    produce(ProducerConfig {
+        records: Some(2000),
+        clock_offset_micros: producer_offset,
+        ..producer_config(&broker, "t")
+    })
+    .await;
+    let consumer = Consumer::start(ConsumerConfig {
+        bootstrap: bootstrap(&broker),
+        topics: vec!["t".into()],
+        start: StartAt::Earliest,
+        group_id: "g".into(),
+        clock_offset_micros: consumer_offset,
+    })
+    .await
+    .unwrap();
+    let mut latency = kbench_loadgen::HistogramSnapshot::default();
+    for _ in 0..100 {
+        latency.merge(&consumer.take_interval().latency);
+        if latency.count >= 2000 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    consumer.stop().await;
+    broker.stop().await.unwrap();
+    assert_eq!(latency.count, 2000);
+    kbench_loadgen::histogram::bucket_floor(latency.buckets[0] as usize)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clock_offsets_move_the_stamp_and_the_receive_time_onto_one_timeline() {
+    // Both run on one real clock here. A producer told its clock is 3 s ahead of the controller's
+    // (offset +3 s) stamps each send time 3 s earlier, on the controller's timeline: a consumer
+    // told its clock is the controller's (offset 0) sees every record at least 3 s late.
+    assert!(smallest_e2e_latency(3e6, 0.0).await >= 2_997_000);
+    // A consumer told the same offset as the producer: the corrections cancel.
+    assert!(smallest_e2e_latency(3e6, 3e6).await < 2_997_000);
 }

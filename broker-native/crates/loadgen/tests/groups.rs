@@ -35,6 +35,7 @@ fn producer_config(broker: &BrokerHandle, topic: &str, records: u64) -> Producer
         rate: None,
         records: Some(records),
         duration: None,
+        clock_offset_micros: 0.0,
     }
 }
 
@@ -44,6 +45,7 @@ fn consumer_config(broker: &BrokerHandle, topic: &str, group: &str) -> ConsumerC
         topics: vec![topic.to_string()],
         start: StartAt::Earliest,
         group_id: group.to_string(),
+        clock_offset_micros: 0.0,
     }
 }
 

@@ -30,6 +30,7 @@ fn consumer_config(broker: &FakeBroker) -> ConsumerConfig {
         topics: vec![TOPIC.to_string()],
         start: StartAt::Earliest,
         group_id: "g".into(),
+        clock_offset_micros: 0.0,
     }
 }
 
@@ -74,6 +75,7 @@ async fn a_metadata_response_claiming_four_billion_brokers_is_a_protocol_error()
         rate: None,
         records: Some(10),
         duration: None,
+        clock_offset_micros: 0.0,
     })
     .await;
     let e = started.expect_err("the producer started").to_string();

@@ -116,6 +116,7 @@ fn producer_config(broker: &BrokerHandle, topic: &str) -> ProducerConfig {
         rate: None,
         records: Some(RECORDS),
         duration: None,
+        clock_offset_micros: 0.0,
     }
 }
 
@@ -141,6 +142,7 @@ async fn round_trip(broker: &BrokerHandle, topic: &str, security: Security) {
             topics: vec![topic.to_string()],
             start: StartAt::Earliest,
             group_id: format!("{topic}-g"),
+            clock_offset_micros: 0.0,
         },
         ConsumerProperties {
             security,

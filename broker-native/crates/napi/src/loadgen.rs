@@ -2,15 +2,9 @@
 //! converted here; all the work happens in the core crate on napi's tokio runtime.
 
 use std::collections::HashMap;
-use std::str::FromStr;
-use std::sync::Arc;
-use std::time::Duration;
 
-use kbench_loadgen::{
-    Compression, Consumer, ConsumerConfig, ConsumerProperties, IntervalStats, Keys, Producer,
-    ProducerConfig, ProducerProperties, Sasl, ScramHash, Security, Size, StartAt, Tls, TlsOptions,
-    TokenSource,
-};
+use kbench_loadgen::options::{properties_map, SaslSettings, SecurityOptions, TlsSettings};
+use kbench_loadgen::{Consumer, ConsumerOptions, IntervalStats, Producer, ProducerOptions};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -45,6 +39,9 @@ pub struct BindingNativeProducerOptions {
     pub properties: Option<HashMap<String, String>>,
     /// TLS and SASL; absent: PLAINTEXT.
     pub security: Option<NativeSecurity>,
+    /// This machine's clock minus the controller's, in µs (a load agent's measured offset;
+    /// absent: 0): values are stamped with `now - clockOffsetMicros`.
+    pub clock_offset_micros: Option<f64>,
 }
 
 #[napi(object, js_name = "NativeConsumerOptions")]
@@ -61,6 +58,9 @@ pub struct BindingNativeConsumerOptions {
     pub properties: Option<HashMap<String, String>>,
     /// TLS and SASL; absent: PLAINTEXT.
     pub security: Option<NativeSecurity>,
+    /// This machine's clock minus the controller's, in µs (absent: 0): end-to-end latency is
+    /// `(now - clockOffsetMicros) - stamp`.
+    pub clock_offset_micros: Option<f64>,
 }
 
 /// How every connection of a producer or consumer is secured: Kafka's SSL with `tls`,
@@ -97,70 +97,6 @@ pub struct NativeSasl {
     pub token_command: Option<String>,
 }
 
-/// The engine's Security from the binding's options; an error names the field at fault.
-fn security(given: Option<NativeSecurity>) -> Result<Security> {
-    let Some(given) = given else {
-        return Ok(Security::default());
-    };
-    let tls = match given.tls {
-        None => None,
-        Some(t) => Some(
-            Tls::new(&TlsOptions {
-                ca_pem: t.ca,
-                cert_pem: t.cert,
-                key_pem: t.key,
-                server_name: t.servername,
-                insecure: t.insecure.unwrap_or(false),
-            })
-            .map_err(|e| invalid(e.to_string()))?,
-        ),
-    };
-    let sasl = match given.sasl {
-        None => None,
-        Some(s) => Some(sasl(s)?),
-    };
-    Ok(Security { tls, sasl })
-}
-
-fn sasl(s: NativeSasl) -> Result<Sasl> {
-    let credentials = |s: NativeSasl| match (s.username, s.password) {
-        (Some(username), Some(password)) if !username.is_empty() => Ok((username, password)),
-        _ => Err(invalid(format!(
-            "sasl: {} needs a username and a password",
-            s.mechanism
-        ))),
-    };
-    match s.mechanism.to_ascii_lowercase().as_str() {
-        "plain" => {
-            let (username, password) = credentials(s)?;
-            Ok(Sasl::Plain { username, password })
-        }
-        m @ ("scram-sha-256" | "scram-sha-512") => {
-            let hash = if m == "scram-sha-256" {
-                ScramHash::Sha256
-            } else {
-                ScramHash::Sha512
-            };
-            let (username, password) = credentials(s)?;
-            Ok(Sasl::Scram {
-                hash,
-                username,
-                password,
-            })
-        }
-        "oauthbearer" => match (s.token_file, s.token_command) {
-            (Some(file), None) => Ok(Sasl::OauthBearer(TokenSource::File(file.into()))),
-            (None, Some(command)) => Ok(Sasl::OauthBearer(TokenSource::Command(command))),
-            _ => Err(invalid(
-                "sasl: oauthbearer needs one of tokenFile or tokenCommand".into(),
-            )),
-        },
-        other => Err(invalid(format!(
-            "sasl.mechanism: {other:?} is not one of plain, scram-sha-256, scram-sha-512, oauthbearer"
-        ))),
-    }
-}
-
 /// Counts since the previous `takeInterval`; latency buckets use the engine's log-linear
 /// bucketing (SUB_BITS = 10), in microseconds.
 #[napi(object, js_name = "NativeInterval")]
@@ -192,127 +128,63 @@ impl From<IntervalStats> for BindingNativeInterval {
     }
 }
 
-impl TryFrom<BindingNativeProducerOptions> for ProducerConfig {
-    type Error = Error;
-
-    fn try_from(o: BindingNativeProducerOptions) -> Result<Self> {
-        let acks = match o.acks {
-            0 => 0,
-            1 => 1,
-            -1 => -1,
-            other => return Err(invalid(format!("acks must be 0, 1 or -1, not {other}"))),
-        };
-        let message_size = if let Some(payload) = o.payload {
-            Size::Payload(payload.to_vec().into())
-        } else if let Some(table) = o.message_size_table {
-            if table.is_empty() || table.len() % 4 != 0 {
-                return Err(invalid(
-                    "messageSizeTable must hold whole u32 sizes, at least one".to_string(),
-                ));
-            }
-            let sizes: Arc<[u32]> = table
-                .chunks_exact(4)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect();
-            Size::Table(sizes)
-        } else {
-            match o.message_size_max {
-                Some(max) => Size::Uniform {
-                    min: o.message_size,
-                    max,
-                },
-                None => Size::Fixed(o.message_size),
-            }
-        };
-        let keys = match o.keys.as_str() {
-            "none" => Keys::None,
-            "random" => Keys::Random,
-            other => match other.strip_prefix("roundRobin:").map(str::parse::<u32>) {
-                Some(Ok(n)) => Keys::RoundRobin(n),
-                _ => {
-                    return Err(invalid(format!(
-                        "keys {other:?}: expected none, random or roundRobin:N"
-                    )))
-                }
-            },
-        };
-        let compression: Compression = o.compression.parse().map_err(to_js_error)?;
-        Ok(ProducerConfig {
+impl From<BindingNativeProducerOptions> for ProducerOptions {
+    fn from(o: BindingNativeProducerOptions) -> Self {
+        ProducerOptions {
             bootstrap: o.bootstrap,
             topics: o.topics,
-            acks,
-            message_size,
-            keys,
-            compression,
+            acks: o.acks,
+            message_size: o.message_size,
+            message_size_max: o.message_size_max,
+            message_size_table: o.message_size_table.map(|b| b.to_vec()),
+            payload: o.payload.map(|b| b.to_vec()),
+            keys: o.keys,
+            compression: o.compression,
             batch_size: o.batch_size,
             linger_ms: o.linger_ms,
             max_in_flight: o.max_in_flight,
             idempotence: o.idempotence,
-            rate: o.rate_per_sec,
-            records: o.records.map(|n| n.max(0.0) as u64),
-            duration: o
-                .duration_ms
-                .map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0)),
-        })
-    }
-}
-
-/// A property's value, or an error naming the property.
-fn value<T: FromStr>(name: &str, text: &str) -> Result<T> {
-    text.trim()
-        .parse()
-        .map_err(|_| invalid(format!("{name}: {text:?} is not a valid value")))
-}
-
-fn producer_properties(given: Option<HashMap<String, String>>) -> Result<ProducerProperties> {
-    let mut out = ProducerProperties::default();
-    for (name, text) in given.unwrap_or_default() {
-        match name.as_str() {
-            "buffer.memory" => out.buffer_memory = Some(value(&name, &text)?),
-            "max.request.size" => out.max_request_size = Some(value(&name, &text)?),
-            "request.timeout.ms" => out.request_timeout_ms = Some(value(&name, &text)?),
-            _ => return Err(invalid(format!("the native producer cannot honour {name}"))),
+            rate_per_sec: o.rate_per_sec,
+            records: o.records,
+            duration_ms: o.duration_ms,
+            properties: o.properties.map(|p| p.into_iter().collect()),
+            security: o.security.map(Into::into),
+            clock_offset_micros: o.clock_offset_micros,
         }
     }
-    Ok(out)
 }
 
-fn consumer_properties(given: Option<HashMap<String, String>>) -> Result<ConsumerProperties> {
-    let mut out = ConsumerProperties::default();
-    for (name, text) in given.unwrap_or_default() {
-        match name.as_str() {
-            "fetch.min.bytes" => out.fetch_min_bytes = Some(value(&name, &text)?),
-            "fetch.max.wait.ms" => out.fetch_max_wait_ms = Some(value(&name, &text)?),
-            "fetch.max.bytes" => out.fetch_max_bytes = Some(value(&name, &text)?),
-            "max.partition.fetch.bytes" => {
-                out.max_partition_fetch_bytes = Some(value(&name, &text)?)
-            }
-            "enable.auto.commit" => out.enable_auto_commit = Some(value(&name, &text)?),
-            "auto.commit.interval.ms" => out.auto_commit_interval_ms = Some(value(&name, &text)?),
-            _ => return Err(invalid(format!("the native consumer cannot honour {name}"))),
-        }
-    }
-    Ok(out)
-}
-
-fn properties_map(effective: &[(&'static str, String)]) -> HashMap<String, String> {
-    effective
-        .iter()
-        .map(|(name, v)| ((*name).to_string(), v.clone()))
-        .collect()
-}
-
-impl From<BindingNativeConsumerOptions> for ConsumerConfig {
+impl From<BindingNativeConsumerOptions> for ConsumerOptions {
     fn from(o: BindingNativeConsumerOptions) -> Self {
-        ConsumerConfig {
+        ConsumerOptions {
             bootstrap: o.bootstrap,
             topics: o.topics,
-            start: if o.from_beginning {
-                StartAt::Earliest
-            } else {
-                StartAt::Latest
-            },
+            from_beginning: o.from_beginning,
             group_id: o.group_id,
+            properties: o.properties.map(|p| p.into_iter().collect()),
+            security: o.security.map(Into::into),
+            clock_offset_micros: o.clock_offset_micros,
+        }
+    }
+}
+
+impl From<NativeSecurity> for SecurityOptions {
+    fn from(s: NativeSecurity) -> Self {
+        SecurityOptions {
+            tls: s.tls.map(|t| TlsSettings {
+                ca: t.ca,
+                cert: t.cert,
+                key: t.key,
+                servername: t.servername,
+                insecure: t.insecure,
+            }),
+            sasl: s.sasl.map(|s| SaslSettings {
+                mechanism: s.mechanism,
+                username: s.username,
+                password: s.password,
+                token_file: s.token_file,
+                token_command: s.token_command,
+            }),
         }
     }
 }
@@ -327,10 +199,10 @@ pub struct BindingNativeProducer {
 impl BindingNativeProducer {
     /// Connects, reads metadata (and a producer id when idempotent), then starts producing.
     #[napi(factory)]
-    pub async fn start(mut options: BindingNativeProducerOptions) -> Result<BindingNativeProducer> {
-        let mut properties = producer_properties(options.properties.take())?;
-        properties.security = security(options.security.take())?;
-        let config = ProducerConfig::try_from(options)?;
+    pub async fn start(options: BindingNativeProducerOptions) -> Result<BindingNativeProducer> {
+        let (config, properties) = ProducerOptions::from(options)
+            .into_engine()
+            .map_err(to_js_error)?;
         let inner = Producer::start_with(config, properties)
             .await
             .map_err(to_js_error)?;
@@ -377,10 +249,11 @@ pub struct BindingNativeConsumer {
 impl BindingNativeConsumer {
     /// Resolves once it has joined its group and knows where to start its partitions.
     #[napi(factory)]
-    pub async fn start(mut options: BindingNativeConsumerOptions) -> Result<BindingNativeConsumer> {
-        let mut properties = consumer_properties(options.properties.take())?;
-        properties.security = security(options.security.take())?;
-        let inner = Consumer::start_with(options.into(), properties)
+    pub async fn start(options: BindingNativeConsumerOptions) -> Result<BindingNativeConsumer> {
+        let (config, properties) = ConsumerOptions::from(options)
+            .into_engine()
+            .map_err(to_js_error)?;
+        let inner = Consumer::start_with(config, properties)
             .await
             .map_err(to_js_error)?;
         Ok(BindingNativeConsumer { inner })
@@ -419,10 +292,10 @@ impl BindingNativeConsumer {
     }
 }
 
-fn invalid(message: String) -> Error {
-    Error::new(Status::InvalidArg, message)
-}
-
+/// A configuration mistake is the caller's (InvalidArg, the message alone); the rest failed.
 fn to_js_error(e: kbench_loadgen::Error) -> Error {
-    Error::new(Status::GenericFailure, e.to_string())
+    match e {
+        kbench_loadgen::Error::Config(message) => Error::new(Status::InvalidArg, message),
+        e => Error::new(Status::GenericFailure, e.to_string()),
+    }
 }
