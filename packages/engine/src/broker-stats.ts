@@ -1,14 +1,13 @@
 // Per-second broker figures from the counters of the bundled broker or cluster: each cut turns the
 // counters since the previous one into rates and counts for the interval.
+// The counters' shape is the addon's (`BrokerStats`, generated from the broker's one list of them).
+import type { BrokerStats, ClusterNodeStats } from '@kbench/broker-native';
 import type { BrokerNodeSample } from '@kbench/schema';
-import type { NodeCounters } from './target.js';
-
-type Counters = NodeCounters['stats'];
 
 export class BrokerStatsMeter {
-  private last = new Map<number, Counters>();
+  private last = new Map<number, BrokerStats>();
 
-  constructor(private readonly read: () => Promise<NodeCounters[]>) {}
+  constructor(private readonly read: () => Promise<ClusterNodeStats[]>) {}
 
   /** Takes the counters as they are now as the start of the first interval. */
   async reset(): Promise<void> {
@@ -24,33 +23,24 @@ export class BrokerStatsMeter {
       const before = this.last.get(nodeId);
       // A node that restarted counts from zero again: its counters since then are the interval's.
       const restarted = before !== undefined && stats.bytesIn < before.bytesIn;
-      const delta = (key: keyof Counters): number | undefined => {
-        const value = stats[key];
-        if (value === undefined) return undefined;
-        const base = restarted || before === undefined ? 0 : (before[key] ?? 0);
-        return Math.max(0, value - base);
-      };
-      const sample: BrokerNodeSample = {
-        node: nodeId,
-        bytesInPerSec: perSec(delta('bytesIn') ?? 0),
-        bytesOutPerSec: perSec(delta('bytesOut') ?? 0),
-        logSizeBytes: stats.logSizeBytes,
+      const delta = (key: keyof BrokerStats): number => {
+        const base = restarted || before === undefined ? 0 : before[key];
+        return Math.max(0, stats[key] - base);
       };
       const fsyncs = delta('fsyncs');
-      if (fsyncs !== undefined) {
-        sample.fsyncs = fsyncs;
-        const micros = delta('fsyncMicrosTotal');
-        if (micros !== undefined) sample.fsyncMeanMs = fsyncs > 0 ? micros / fsyncs / 1000 : null;
-        if (stats.fsyncMicrosMax !== undefined) sample.fsyncMaxMs = stats.fsyncMicrosMax / 1000;
-      }
-      if (stats.underReplicated !== undefined) sample.underReplicated = stats.underReplicated;
-      const shrinks = delta('isrShrinks');
-      if (shrinks !== undefined) sample.isrShrinks = shrinks;
-      const expands = delta('isrExpands');
-      if (expands !== undefined) sample.isrExpands = expands;
-      const replicated = delta('replicatedBytes');
-      if (replicated !== undefined) sample.replicatedBytesPerSec = perSec(replicated);
-      out.push(sample);
+      out.push({
+        node: nodeId,
+        bytesInPerSec: perSec(delta('bytesIn')),
+        bytesOutPerSec: perSec(delta('bytesOut')),
+        logSizeBytes: stats.logSizeBytes,
+        fsyncs,
+        fsyncMeanMs: fsyncs > 0 ? delta('fsyncMicrosTotal') / fsyncs / 1000 : null,
+        fsyncMaxMs: stats.fsyncMicrosMax / 1000,
+        underReplicated: stats.underReplicated,
+        isrShrinks: delta('isrShrinks'),
+        isrExpands: delta('isrExpands'),
+        replicatedBytesPerSec: perSec(delta('replicatedBytes')),
+      });
     }
     // A node that is down keeps its last counters, so that whether its counters restart from
     // zero or not, its first interval back is right.

@@ -1,7 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type BrokerHandle, type ClusterHandle, startBroker, startCluster } from '@kbench/broker-native';
+import {
+  type BrokerHandle,
+  type ClusterHandle,
+  type ClusterNodeStats,
+  startBroker,
+  startCluster,
+} from '@kbench/broker-native';
 import { didYouMean, type Scenario, ScenarioError, type TargetProfile, targetKind } from '@kbench/schema';
 import { ProfileStore } from './profiles.js';
 import { type ConnectionSecurity, connectionSecurity } from './security.js';
@@ -21,7 +27,7 @@ export interface Target {
   /** Kills, pauses and restarts nodes: only for a cluster this run started (bundled). */
   faults?: FaultController;
   /** Counters of every running node since it started: only for the bundled broker or cluster. */
-  brokerStats?(): Promise<NodeCounters[]>;
+  brokerStats?(): Promise<ClusterNodeStats[]>;
 }
 
 export interface FaultController {
@@ -31,23 +37,6 @@ export interface FaultController {
   restart(node: number): Promise<void>;
   /** The node leading a partition, or null while none does. */
   leaderOf(topic: string, partition: number): Promise<number | null>;
-}
-
-/** A node's counters since it started. The optional ones come with brokers that count them. */
-export interface NodeCounters {
-  nodeId: number;
-  stats: {
-    bytesIn: number;
-    bytesOut: number;
-    logSizeBytes: number;
-    fsyncs?: number;
-    fsyncMicrosTotal?: number;
-    fsyncMicrosMax?: number;
-    underReplicated?: number;
-    isrShrinks?: number;
-    isrExpands?: number;
-    replicatedBytes?: number;
-  };
 }
 
 /** True when a bundled scenario needs the in-process cluster rather than the single broker. */
@@ -110,7 +99,7 @@ export async function openTarget(scenario: Scenario, options: OpenTargetOptions 
     kind: 'bundled',
     bootstrap: [`${broker.host}:${broker.port}`],
     dataDir,
-    brokerStats: async () => [{ nodeId: broker.nodeId, stats: broker.stats() as NodeCounters['stats'] }],
+    brokerStats: async () => [{ nodeId: broker.nodeId, stats: broker.stats() }],
     close: async () => {
       await broker.stop();
       await rm(dataDir, { recursive: true, force: true });
@@ -138,7 +127,7 @@ async function openBundledCluster(scenario: Scenario, workDir?: string): Promise
       restart: (node) => cluster.restart(node),
       leaderOf: (topic, partition) => cluster.leaderOf(topic, partition),
     },
-    brokerStats: async () => (await cluster.stats()) as NodeCounters[],
+    brokerStats: () => cluster.stats(),
     close: async () => {
       await cluster.stop();
       await rm(dataDir, { recursive: true, force: true });

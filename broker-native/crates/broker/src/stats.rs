@@ -49,28 +49,53 @@ impl ClusterStats {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StatsSnapshot {
-    pub bytes_in: u64,
-    pub bytes_out: u64,
-    pub produce_requests: u64,
-    pub fetch_requests: u64,
-    pub connections: u64,
-    pub log_size_bytes: u64,
-    /// fdatasyncs of log segments since start.
-    pub fsyncs: u64,
-    /// Their total and largest duration, in microseconds.
-    pub fsync_micros_total: u64,
-    pub fsync_micros_max: u64,
-    /// Cluster nodes only: partitions led here with fewer in-sync replicas
-    /// than replicas, ISR changes written by this node, leaderships taken,
-    /// and bytes this node appended as a follower.
-    pub under_replicated: u64,
-    pub isr_shrinks: u64,
-    pub isr_expands: u64,
-    pub leader_elections: u64,
-    pub replicated_bytes: u64,
+/// The one list of the figures a broker reports, each a `u64` counter
+/// with its doc: `StatsSnapshot` below and the addon's `BrokerStats`
+/// object (crates/napi, and from it `BrokerStats` in index.d.ts) are both
+/// built from it, so a field is added here and nowhere else. Calls
+/// `$emit! { #[doc = ".."] field, .. }`; the docs are `#[doc]` attributes,
+/// not `///`, which would reach napi as raw strings it prints with their `r"`.
+#[macro_export]
+macro_rules! broker_stats_fields {
+    ($emit:path) => {
+        $emit! {
+            bytes_in,
+            bytes_out,
+            produce_requests,
+            fetch_requests,
+            #[doc = "Open connections right now."]
+            connections,
+            log_size_bytes,
+            #[doc = "fdatasyncs of log segments since start."]
+            fsyncs,
+            #[doc = "Their total and largest duration, in microseconds."]
+            fsync_micros_total,
+            fsync_micros_max,
+            #[doc = "Cluster nodes only: partitions led here that are"]
+            #[doc = "under-replicated now (fewer in-sync replicas than replicas)."]
+            under_replicated,
+            #[doc = "Cluster nodes only: ISR changes written by this node."]
+            isr_shrinks,
+            isr_expands,
+            #[doc = "Cluster nodes only: leaderships taken."]
+            leader_elections,
+            #[doc = "Cluster nodes only: bytes this node appended as a follower."]
+            replicated_bytes,
+        }
+    };
 }
+
+macro_rules! snapshot_struct {
+    ($($(#[doc = $doc:literal])* $field:ident,)*) => {
+        /// A broker's figures at one moment: see `broker_stats_fields!`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct StatsSnapshot {
+            $($(#[doc = $doc])* pub $field: u64,)*
+        }
+    };
+}
+
+broker_stats_fields!(snapshot_struct);
 
 impl Stats {
     pub fn add(counter: &AtomicU64, n: u64) {

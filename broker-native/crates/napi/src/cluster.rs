@@ -41,6 +41,9 @@ pub struct BindingNodeInfo {
 #[napi(object, js_name = "ClusterNodeStats")]
 pub struct BindingNodeStats {
     pub node_id: i32,
+    /// Its counters since it started.
+    // By its JS name: napi would print the Rust one, which index.d.ts lacks.
+    #[napi(ts_type = "BrokerStats")]
     pub stats: BindingBrokerStats,
 }
 

@@ -125,48 +125,26 @@ impl BrokerLimits {
     }
 }
 
-#[napi(object, js_name = "BrokerStats")]
-pub struct BindingBrokerStats {
-    pub bytes_in: f64,
-    pub bytes_out: f64,
-    pub produce_requests: f64,
-    pub fetch_requests: f64,
-    pub connections: f64,
-    pub log_size_bytes: f64,
-    /// fdatasyncs of log segments since start, and their total and largest
-    /// duration in microseconds.
-    pub fsyncs: f64,
-    pub fsync_micros_total: f64,
-    pub fsync_micros_max: f64,
-    /// Cluster nodes: partitions led here that are under-replicated now.
-    pub under_replicated: f64,
-    pub isr_shrinks: f64,
-    pub isr_expands: f64,
-    pub leader_elections: f64,
-    /// Bytes appended here as a follower.
-    pub replicated_bytes: f64,
+/// `BrokerStats` in JS, one number per field of `StatsSnapshot`: both come
+/// from `broker_stats_fields!`, the one list of the fields and their docs.
+macro_rules! binding_broker_stats {
+    ($($(#[doc = $doc:literal])* $field:ident,)*) => {
+        #[napi(object, js_name = "BrokerStats")]
+        pub struct BindingBrokerStats {
+            $($(#[doc = $doc])* pub $field: f64,)*
+        }
+
+        impl From<StatsSnapshot> for BindingBrokerStats {
+            fn from(s: StatsSnapshot) -> Self {
+                BindingBrokerStats {
+                    $($field: s.$field as f64,)*
+                }
+            }
+        }
+    };
 }
 
-impl From<StatsSnapshot> for BindingBrokerStats {
-    fn from(s: StatsSnapshot) -> Self {
-        BindingBrokerStats {
-            bytes_in: s.bytes_in as f64,
-            bytes_out: s.bytes_out as f64,
-            produce_requests: s.produce_requests as f64,
-            fetch_requests: s.fetch_requests as f64,
-            connections: s.connections as f64,
-            log_size_bytes: s.log_size_bytes as f64,
-            fsyncs: s.fsyncs as f64,
-            fsync_micros_total: s.fsync_micros_total as f64,
-            fsync_micros_max: s.fsync_micros_max as f64,
-            under_replicated: s.under_replicated as f64,
-            isr_shrinks: s.isr_shrinks as f64,
-            isr_expands: s.isr_expands as f64,
-            leader_elections: s.leader_elections as f64,
-            replicated_bytes: s.replicated_bytes as f64,
-        }
-    }
-}
+kbench_broker_core::broker_stats_fields!(binding_broker_stats);
 
 impl TryFrom<BindingBrokerOptions> for BrokerConfig {
     type Error = Error;
