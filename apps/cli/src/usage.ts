@@ -33,7 +33,8 @@ Usage:
                 [--no-auto-create-topics]
   kbench profile add <name> --bootstrap H:P[,H:P] [--tls] [--ca F] [--cert F --key F] [--insecure]
                  [--servername S] [--sasl plain|scram-sha-256|scram-sha-512 --username U
-                 --password-stdin|--password-env VAR|--password P] [--max-rate N] [--description T] [--replace]
+                 --password-stdin|--password-env VAR|--password P] [--sasl oauthbearer --token-file F|--token-command CMD]
+                 [--max-rate N] [--description T] [--replace]
   kbench profile list [--json] | show <name> [--json] | remove <name>
   kbench help [command]                              (or kbench <command> --help)
 

@@ -43,3 +43,4 @@ export {
   startApacheKafka,
   tlsFiles,
 } from './server.js';
+export { type UnsecuredJwtOptions, unsecuredJwt } from './unsecured-jwt.js';

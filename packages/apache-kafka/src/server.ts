@@ -7,8 +7,15 @@ import { KafkaToolError, tail } from './errors.js';
 import { javaArgs, type LogLevel, runKafkaTool } from './java.js';
 import { answersApiVersions, freePort, metadataBrokerIds } from './ports.js';
 
-/** SASL mechanisms the managed Apache Kafka can offer on its SASL_PLAINTEXT listener. */
-export type ManagedSaslMechanism = 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+/**
+ * SASL mechanisms the managed Apache Kafka can offer on its SASL listeners. OAUTHBEARER is Kafka's
+ * unsecured-JWS validator (OAuthBearerUnsecuredValidatorCallbackHandler, the default when no other
+ * is configured): it takes any unsigned JWT (`{"alg":"none"}`) with a `sub` and an unexpired `exp`,
+ * for tests only; see unsecuredJwt.
+ */
+export type ManagedSaslMechanism = 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512' | 'OAUTHBEARER';
+
+const isScram = (m: ManagedSaslMechanism) => m.startsWith('SCRAM-');
 
 export interface ManagedSasl {
   /** Offered on the SASL_PLAINTEXT listener; default SCRAM-SHA-256 only. */
@@ -219,6 +226,10 @@ function saslProperties(sasl: ManagedSasl, listenerNames: string[]): Record<stri
       if (mechanism === 'PLAIN') {
         const users = sasl.users.map((u) => `user_${u.username}=${jaasQuote(u.password)}`).join(' ');
         props[key] = `org.apache.kafka.common.security.plain.PlainLoginModule required ${users};`;
+      } else if (mechanism === 'OAUTHBEARER') {
+        // The broker's own login (a token it never uses on a listener clients reach) and, by default, the unsecured validator.
+        props[key] =
+          'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="kbench-broker";';
       } else {
         props[key] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;';
       }
@@ -294,7 +305,7 @@ function tlsStores(tls: ManagedTls): { keystore: string; truststore: string | nu
  * from a value; kbench quotes every value, so only a comma is out of reach.
  */
 function checkSaslUsers(sasl: ManagedSasl): void {
-  const scram = saslMechanisms(sasl).some((m) => m !== 'PLAIN');
+  const scram = saslMechanisms(sasl).some(isScram);
   sasl.users.forEach((user, i) => {
     if (!user.username) throw new Error(`startApacheKafka: sasl.users[${i}].username: must not be empty`);
     if (!scram) return;
@@ -440,7 +451,7 @@ async function formatStorage(
 ): Promise<void> {
   const scram = sasl
     ? saslMechanisms(sasl)
-        .filter((m) => m !== 'PLAIN')
+        .filter(isScram)
         .flatMap((m) =>
           // Quoted: the parser strips one pair of quotes, so a value may itself start and end with one.
           sasl.users.map((u) => ['--add-scram', `${m}=[name="${u.username}",password="${u.password}"]`]),

@@ -2,7 +2,7 @@
 // read once here, so worker threads get plain values. These objects hold secrets: they go to the
 // clients and nowhere else (not the environment, the history or a log line).
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
-import { fileErrorText, type SaslMechanism, type TargetProfile } from '@kbench/schema';
+import { fileErrorText, type SaslSettings, type TargetProfile } from '@kbench/schema';
 
 export interface TlsOptions {
   ca?: string;
@@ -15,7 +15,8 @@ export interface TlsOptions {
 
 export interface ConnectionSecurity {
   tls?: TlsOptions;
-  sasl?: { mechanism: SaslMechanism; username: string; password: string };
+  /** A password, or (oauthbearer) where each connection reads its token: a file or a command. */
+  sasl?: SaslSettings;
 }
 
 /** A CA bundle, certificate or key is KBs (the system's whole CA bundle about 200 KB). */
@@ -90,6 +91,10 @@ const HINTS: [RegExp, string][] = [
   [
     /unsupported sasl mechanism|UNSUPPORTED_SASL_MECHANISM|ILLEGAL_SASL_STATE/i,
     'the listener does not enable that sasl.mechanism (or takes no SASL at all)',
+  ],
+  [
+    /OAUTHBEARER authentication failed|invalid_token/i,
+    'the broker refused the OAUTHBEARER token: check what sasl.tokenFile or sasl.tokenCommand gives (expired, or not one this cluster accepts)',
   ],
   [
     /SASL.*authentication failed|SASL_AUTHENTICATION_FAILED|Authentication failed/i,

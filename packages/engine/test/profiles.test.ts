@@ -27,7 +27,7 @@ const scram = {
 describe('the profile store', () => {
   it('writes a profile readable by its owner only, in a folder only its owner may enter', () => {
     const saved = store.save(scram);
-    expect(saved.sasl?.password).toBe('p4ss-w0rd!');
+    expect(saved.sasl).toMatchObject({ password: 'p4ss-w0rd!' });
     expect(statSync(store.dir).mode & 0o777).toBe(0o700);
     expect(statSync(path.join(store.dir, 'shared.json')).mode & 0o777).toBe(0o600);
     expect(store.get('shared')).toEqual(saved);

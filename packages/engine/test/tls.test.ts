@@ -2,8 +2,10 @@
 // client certificate, and SASL_SSL, all on a throwaway CA made with the openssl CLI. kbench reaches
 // it through named profiles as it would a cloud cluster: the TLS handshakes are the broker's and
 // kafkajs's own, nothing is mocked. A second, unrelated CA stands in for a wrong `tls.ca`. The native
-// engine (rustls, its own SASL) runs the same listeners, and its refusals get the same hints.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+// engine (rustls, its own SASL) runs the same listeners, and its refusals get the same hints. The SASL
+// listeners also take OAUTHBEARER with Kafka's unsecured-JWS validator, which accepts an unsigned JWT.
+import { createPrivateKey } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -11,6 +13,7 @@ import {
   makeTestCertificates,
   startApacheKafka,
   type TestCertificates,
+  unsecuredJwt,
 } from '@kbench/apache-kafka';
 import { NativeProducer } from '@kbench/broker-native';
 import { History } from '@kbench/history';
@@ -25,6 +28,7 @@ const USER = 'bench';
 // Brackets, an equals sign and quotes at both ends: kafka-storage format --add-scram takes them all
 // once kbench quotes the value (a comma it cannot take; that is refused up front, see below).
 const PASSWORD = '"p]w=[x]y"';
+const KEY_PASSPHRASE = 'key-pass-7f3a';
 
 let workDir: string;
 let certs: TestCertificates;
@@ -46,7 +50,7 @@ beforeAll(async () => {
     sasl: {
       // Not PLAIN: its JAAS line cannot carry the quotes in PASSWORD (PLAIN is tested against the
       // bundled broker, broker-native/crates/loadgen/tests/secured.rs).
-      mechanisms: ['SCRAM-SHA-256', 'SCRAM-SHA-512'],
+      mechanisms: ['SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'],
       users: [{ username: USER, password: PASSWORD }],
     },
   });
@@ -84,6 +88,39 @@ beforeAll(async () => {
     bootstrap: kafka.saslSslBootstrap,
     tls: { ca: certs.caFile },
     sasl: { mechanism: 'scram-sha-512', username: USER, password: 'not-the-password' },
+  });
+  // OAUTHBEARER: a token in a file, the same printed by a command, and one that expired a minute ago.
+  const tokenFile = path.join(workDir, 'token.jwt');
+  await writeFile(tokenFile, `${unsecuredJwt({ subject: USER })}\n`, { mode: 0o600 });
+  const expiredFile = path.join(workDir, 'expired.jwt');
+  await writeFile(expiredFile, unsecuredJwt({ subject: USER, lifetimeSeconds: -60 }), { mode: 0o600 });
+  const oauth = (name: string, sasl: object) =>
+    profiles.save({
+      name,
+      bootstrap: kafka.saslSslBootstrap,
+      tls: { ca: certs.caFile },
+      sasl: { mechanism: 'oauthbearer', ...sasl },
+    });
+  oauth('oauth-file', { tokenFile });
+  oauth('oauth-command', { tokenCommand: `cat '${tokenFile}'` });
+  oauth('oauth-expired', { tokenFile: expiredFile });
+  // The wrong CA, accepted only because the profile says insecure.
+  profiles.save({
+    name: 'wrong-ca-insecure',
+    bootstrap: kafka.sslBootstrap,
+    tls: { ca: wrong.caFile, rejectUnauthorized: false },
+  });
+  // Mutual TLS with the client key encrypted (PKCS#8, AES-256) and its passphrase.
+  const encryptedKey = createPrivateKey(certs.clientKey).export({
+    type: 'pkcs8',
+    format: 'pem',
+    cipher: 'aes-256-cbc',
+    passphrase: KEY_PASSPHRASE,
+  }) as string;
+  profiles.save({
+    name: 'mtls-encrypted-key',
+    bootstrap: kafka.mtlsBootstrap,
+    tls: { ca: certs.caFile, cert: certs.clientCert, key: encryptedKey, passphrase: KEY_PASSPHRASE },
   });
   admin = new Kafka({
     clientId: 'test-admin',
@@ -266,6 +303,59 @@ describe('the native engine over TLS and SASL against Apache Kafka', () => {
     expect(error).toMatch(/SASL_AUTHENTICATION_FAILED/);
     expect(error).toMatch(/hint: check sasl\.username, sasl\.password and sasl\.mechanism/);
     expect(error).not.toContain('not-the-password');
+  });
+});
+
+describe('OAUTHBEARER against Apache Kafka (its unsecured-JWS validator), both drivers', () => {
+  it('kafkajs: a token file gets a run through SASL_SSL', async () => {
+    const run = await record('oauth-file');
+    expect(run.status, String(run.error)).toBe('completed');
+    expect(run.summary?.produced.records).toBe(2000);
+    expect(run.summary?.consumed.records).toBeGreaterThan(0);
+    expect(run.environment).toMatchObject({ driver: 'kafkajs', security: 'SASL_SSL oauthbearer' });
+  });
+
+  it('native: a token command gets a run through SASL_SSL', async () => {
+    const run = await record('oauth-command', { driver: 'native' });
+    expect(run.status, String(run.error)).toBe('completed');
+    expect(run.summary?.produced.records).toBe(2000);
+    expect(run.summary?.consumed.records).toBeGreaterThan(0);
+    expect(run.environment).toMatchObject({ driver: 'native', security: 'SASL_SSL oauthbearer' });
+  });
+
+  it('native: the token file too', async () => {
+    const run = await record('oauth-file', { driver: 'native', consumers: { count: 0 } });
+    expect(run.status, String(run.error)).toBe('completed');
+  });
+
+  it('kafkajs: an expired token fails the run with the token hint', async () => {
+    const run = await record('oauth-expired', { records: 100, consumers: { count: 0 } });
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(/SASL OAUTHBEARER authentication failed/);
+    expect(run.error).toMatch(/hint: the broker refused the OAUTHBEARER token: check what sasl\.tokenFile/);
+  });
+
+  it('native: an expired token fails the start with the token hint', async () => {
+    const error = await nativeRefusal('oauth-expired', kafka.saslSslBootstrap);
+    expect(error).toMatch(/OAUTHBEARER authentication failed: SASL_AUTHENTICATION_FAILED/);
+    expect(error).toMatch(/hint: the broker refused the OAUTHBEARER token/);
+  });
+});
+
+describe('the native engine: insecure and an encrypted client key', () => {
+  it('a certificate the given CA did not sign is accepted with insecure (and refused without, above)', async () => {
+    expect(await nativeRefusal('wrong-ca', kafka.sslBootstrap)).toMatch(/invalid peer certificate/);
+    const run = await record('wrong-ca-insecure', { driver: 'native' });
+    expect(run.status, String(run.error)).toBe('completed');
+    expect(run.summary?.produced.records).toBe(2000);
+  });
+
+  it('mutual TLS with an encrypted client key and its passphrase', async () => {
+    const run = await record('mtls-encrypted-key', { driver: 'native' });
+    expect(run.status, String(run.error)).toBe('completed');
+    expect(run.summary?.produced.records).toBe(2000);
+    expect(run.summary?.consumed.records).toBeGreaterThan(0);
+    expect(JSON.stringify(await history.getRun(run.id))).not.toContain(KEY_PASSPHRASE);
   });
 });
 

@@ -11,8 +11,11 @@ import {
 } from './agents.js';
 import { formatIssue, formatPath, type ScenarioIssue } from './errors.js';
 
-export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
+export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512', 'oauthbearer'] as const;
 export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
+/** The mechanisms that log in with a user name and a password (all but oauthbearer). */
+export const PASSWORD_SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
+export type PasswordSaslMechanism = (typeof PASSWORD_SASL_MECHANISMS)[number];
 
 /** Targets that are not profiles. */
 export const RESERVED_TARGETS = ['bundled', 'kafka'] as const;
@@ -48,12 +51,26 @@ export interface TlsSettings {
   servername?: string;
 }
 
-export interface SaslSettings {
-  mechanism: SaslMechanism;
+export interface PasswordSasl {
+  mechanism: PasswordSaslMechanism;
   username: string;
   /** Secret. */
   password: string;
 }
+
+/**
+ * OAUTHBEARER (KIP-255): a bearer token (a JWT) read at each connection from a file or from what a
+ * command prints, exactly one of them. The token is the secret; the file's path and the command are not.
+ */
+export interface OauthBearerSasl {
+  mechanism: 'oauthbearer';
+  /** An absolute path to a file holding the token. */
+  tokenFile?: string;
+  /** A shell command (sh -c) that prints the token on stdout. */
+  tokenCommand?: string;
+}
+
+export type SaslSettings = PasswordSasl | OauthBearerSasl;
 
 export interface TargetProfile {
   name: string;
@@ -103,13 +120,55 @@ const tlsShape = z.strictObject({
   servername: nonEmpty('host name').optional(),
 });
 
-const saslShape = z.strictObject({
-  mechanism: z.enum(SASL_MECHANISMS, {
-    error: (issue) => `must be one of ${SASL_MECHANISMS.join(', ')} (got ${JSON.stringify(issue.input)})`,
-  }),
-  username: nonEmpty('user name'),
-  password: nonEmpty('password'),
-});
+/** A token command's length: a command line, not a script. */
+const MAX_TOKEN_COMMAND = 4096;
+
+const saslShape = z
+  .strictObject({
+    mechanism: z.enum(SASL_MECHANISMS, {
+      error: (issue) => `must be one of ${SASL_MECHANISMS.join(', ')} (got ${JSON.stringify(issue.input)})`,
+    }),
+    username: nonEmpty('user name').optional(),
+    password: nonEmpty('password').optional(),
+    tokenFile: z
+      .string()
+      .refine((v) => v.startsWith('/'), { message: 'must be an absolute path to the file holding the token' })
+      .optional(),
+    tokenCommand: z
+      .string()
+      .min(1, 'must be a non-empty shell command that prints the token')
+      .max(MAX_TOKEN_COMMAND, `must be a command line of at most ${MAX_TOKEN_COMMAND} characters`)
+      .optional(),
+  })
+  .superRefine((sasl, ctx) => {
+    const issue = (field: string, message: string) =>
+      ctx.addIssue({ code: 'custom', path: [field], message });
+    if (sasl.mechanism === 'oauthbearer') {
+      for (const field of ['username', 'password'] as const) {
+        if (sasl[field] !== undefined)
+          issue(field, 'oauthbearer takes no user name or password: set sasl.tokenFile or sasl.tokenCommand');
+      }
+      if (sasl.tokenFile === undefined && sasl.tokenCommand === undefined)
+        issue(
+          'tokenFile',
+          'oauthbearer needs a token: set sasl.tokenFile (an absolute path) or sasl.tokenCommand (a command printing it)',
+        );
+      if (sasl.tokenFile !== undefined && sasl.tokenCommand !== undefined)
+        issue('tokenCommand', 'set sasl.tokenFile or sasl.tokenCommand, not both');
+      return;
+    }
+    for (const field of ['tokenFile', 'tokenCommand'] as const) {
+      if (sasl[field] !== undefined)
+        issue(
+          field,
+          `only oauthbearer takes a token; ${sasl.mechanism} logs in with sasl.username and sasl.password`,
+        );
+    }
+    if (sasl.username === undefined)
+      issue('username', `is required for ${sasl.mechanism} (a non-empty user name)`);
+    if (sasl.password === undefined)
+      issue('password', `is required for ${sasl.mechanism} (a non-empty password)`);
+  });
 
 const agentTlsShape = z.strictObject({ ca: pemOrPath.optional(), insecure: z.boolean().optional() });
 
@@ -148,7 +207,8 @@ const profileShape = z
       .union([z.boolean(), tlsShape])
       .optional()
       .transform((v) => (v === true ? tlsShape.parse({}) : v === false ? undefined : v)),
-    sasl: saslShape.optional(),
+    // Checked above: the fields of the mechanism named, and only those.
+    sasl: saslShape.transform((sasl) => sasl as SaslSettings).optional(),
     maxRate: z
       .number({ error: 'must be a number of records per second above 0' })
       .positive('must be a number of records per second above 0')
@@ -241,7 +301,9 @@ export function maskProfile(profile: TargetProfile): TargetProfile {
     if (isPem(tls.ca)) tls.ca = '(PEM certificate)';
     out.tls = tls;
   }
-  if (profile.sasl) out.sasl = { ...profile.sasl, password: HIDDEN };
+  if (profile.sasl)
+    out.sasl =
+      profile.sasl.mechanism === 'oauthbearer' ? { ...profile.sasl } : { ...profile.sasl, password: HIDDEN };
   if (profile.agentToken !== undefined) out.agentToken = HIDDEN;
   if (isPem(profile.agentTls?.ca)) out.agentTls = { ...profile.agentTls, ca: '(PEM certificate)' };
   return out;

@@ -41,7 +41,7 @@ describe('target profiles', () => {
       { path: 'tls.key', message: 'a client certificate needs both tls.cert and tls.key' },
     ]);
     expect(issues({ name: 'x', bootstrap: 'h:1', sasl: { mechanism: 'plain', username: 'u' } })).toEqual([
-      { path: 'sasl.password', message: 'is required (string)' },
+      { path: 'sasl.password', message: 'is required for plain (a non-empty password)' },
     ]);
     expect(issues({ name: 'x', bootstrap: 'h:1', extra: 1 })[0]).toEqual({
       path: 'extra',
@@ -67,7 +67,7 @@ describe('target profiles', () => {
       passphrase: '********',
     });
     expect(JSON.stringify(masked)).not.toMatch(/secret|pp"|MIIE/);
-    expect(p.sasl?.password).toBe('secret');
+    expect(p.sasl).toMatchObject({ password: 'secret' });
     expect(describeSecurity(p)).toBe('SASL_SSL scram-sha-256');
   });
 

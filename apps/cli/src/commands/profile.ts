@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ProfileExistsError, ProfileStore } from '@kbench/engine';
-import { maskProfile, SASL_MECHANISMS, type TargetProfile } from '@kbench/schema';
+import { maskProfile, PASSWORD_SASL_MECHANISMS, SASL_MECHANISMS, type TargetProfile } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { table } from '../format.js';
 import { UsageError } from '../usage.js';
@@ -62,6 +62,8 @@ async function add(argv: string[]): Promise<number> {
     password: { type: 'string' },
     'password-stdin': { type: 'boolean' },
     'password-env': { type: 'string' },
+    'token-file': { type: 'string' },
+    'token-command': { type: 'string' },
     'max-rate': { type: 'string' },
     replace: { type: 'boolean' },
   });
@@ -79,12 +81,38 @@ async function add(argv: string[]): Promise<number> {
   const tlsWanted =
     values.tls || values.insecure || values.servername !== undefined || [ca, cert, key].some(Boolean);
   const password = readPassword(values);
-  if (values.sasl === undefined && (values.username !== undefined || password !== undefined)) {
+  const mechanism = values.sasl?.toLowerCase();
+  if (mechanism !== undefined && !(SASL_MECHANISMS as readonly string[]).includes(mechanism)) {
     throw new UsageError(
-      `kbench profile add: --username and a password need --sasl ${SASL_MECHANISMS.join('|')}`,
+      `kbench profile add: --sasl must be one of ${SASL_MECHANISMS.join(', ')} (got ${JSON.stringify(values.sasl)})`,
     );
   }
-  if (values.sasl !== undefined && password === undefined) {
+  if (mechanism === undefined && (values.username !== undefined || password !== undefined)) {
+    throw new UsageError(
+      `kbench profile add: --username and a password need --sasl ${PASSWORD_SASL_MECHANISMS.join('|')}`,
+    );
+  }
+  const tokenFile = values['token-file'];
+  const tokenCommand = values['token-command'];
+  const token = tokenFile !== undefined || tokenCommand !== undefined;
+  if (mechanism !== 'oauthbearer' && token) {
+    throw new UsageError('kbench profile add: --token-file and --token-command need --sasl oauthbearer');
+  }
+  if (mechanism === 'oauthbearer') {
+    if (values.username !== undefined || password !== undefined) {
+      throw new UsageError(
+        'kbench profile add: --sasl oauthbearer takes a token, not --username or a password: --token-file F or --token-command CMD',
+      );
+    }
+    if (tokenFile !== undefined && tokenCommand !== undefined) {
+      throw new UsageError('kbench profile add: give one of --token-file and --token-command');
+    }
+    if (!token) {
+      throw new UsageError(
+        'kbench profile add: --sasl oauthbearer needs a token: --token-file F (a file holding it) or --token-command CMD (a command printing it)',
+      );
+    }
+  } else if (mechanism !== undefined && password === undefined) {
     throw new UsageError(
       'kbench profile add: --sasl needs a password: --password-stdin (safest), --password-env VAR or --password P',
     );
@@ -113,9 +141,17 @@ async function add(argv: string[]): Promise<number> {
           },
         }
       : {}),
-    ...(values.sasl !== undefined
-      ? { sasl: { mechanism: values.sasl.toLowerCase(), username: values.username ?? '', password } }
-      : {}),
+    ...(mechanism === 'oauthbearer'
+      ? {
+          sasl: {
+            mechanism,
+            ...(tokenFile !== undefined ? { tokenFile: file('token-file', tokenFile) } : {}),
+            ...(tokenCommand !== undefined ? { tokenCommand } : {}),
+          },
+        }
+      : mechanism !== undefined
+        ? { sasl: { mechanism, username: values.username ?? '', password } }
+        : {}),
     ...(maxRate !== undefined ? { maxRate } : {}),
   };
   const store = new ProfileStore();
@@ -133,7 +169,11 @@ async function add(argv: string[]): Promise<number> {
 
 function securityColumn(p: TargetProfile): string {
   const tls = p.tls ? (p.tls.rejectUnauthorized ? 'TLS' : 'TLS (unverified)') : '';
-  const sasl = p.sasl ? `SASL ${p.sasl.mechanism} as ${p.sasl.username}` : '';
+  const sasl = !p.sasl
+    ? ''
+    : p.sasl.mechanism === 'oauthbearer'
+      ? `SASL oauthbearer, token from ${p.sasl.tokenFile ?? 'a command'}`
+      : `SASL ${p.sasl.mechanism} as ${p.sasl.username}`;
   return [tls, sasl].filter(Boolean).join(', ') || 'plaintext';
 }
 
@@ -192,7 +232,11 @@ async function show(argv: string[]): Promise<number> {
     }
     rows.push(['tls.rejectUnauthorized', String(masked.tls.rejectUnauthorized)]);
   }
-  if (masked.sasl) {
+  if (masked.sasl?.mechanism === 'oauthbearer') {
+    rows.push(['sasl.mechanism', masked.sasl.mechanism]);
+    if (masked.sasl.tokenFile !== undefined) rows.push(['sasl.tokenFile', masked.sasl.tokenFile]);
+    if (masked.sasl.tokenCommand !== undefined) rows.push(['sasl.tokenCommand', masked.sasl.tokenCommand]);
+  } else if (masked.sasl) {
     rows.push(['sasl.mechanism', masked.sasl.mechanism], ['sasl.username', masked.sasl.username]);
     rows.push(['sasl.password', masked.sasl.password]);
   }

@@ -36,7 +36,7 @@ export const maskedProfile = {
     },
     sasl: {
       type: 'object',
-      properties: { mechanism: text, username: text, password: text },
+      properties: { mechanism: text, username: text, password: text, tokenFile: text, tokenCommand: text },
     },
     maxRate: { type: 'number' },
   },

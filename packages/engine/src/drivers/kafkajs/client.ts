@@ -9,6 +9,7 @@ import {
   type SASLOptions,
 } from 'kafkajs';
 import type { ConnectionSecurity } from '../../security.js';
+import { oauthBearerMechanism } from './oauthbearer.js';
 
 export type Log = (level: 'error' | 'warn' | 'info', message: string) => void;
 
@@ -17,8 +18,10 @@ export function kafkajsSecurity(security: ConnectionSecurity | undefined): Pick<
   if (!security) return {};
   const out: Pick<KafkaConfig, 'ssl' | 'sasl'> = {};
   if (security.tls) out.ssl = { ...security.tls };
-  if (security.sasl) {
-    const { mechanism, username, password } = security.sasl;
+  const sasl = security.sasl;
+  if (sasl?.mechanism === 'oauthbearer') out.sasl = oauthBearerMechanism(sasl);
+  else if (sasl) {
+    const { mechanism, username, password } = sasl;
     out.sasl = { mechanism, username, password } as SASLOptions;
   }
   return out;
