@@ -9,6 +9,7 @@ import {
   startCluster,
 } from '@kbench/broker-native';
 import { didYouMean, type Scenario, ScenarioError, type TargetProfile, targetKind } from '@kbench/schema';
+import { type BundledListener, bundledListener } from './bundled-security.js';
 import { ProfileStore } from './profiles.js';
 import { type ConnectionSecurity, connectionSecurity } from './security.js';
 
@@ -86,40 +87,55 @@ export async function openTarget(scenario: Scenario, options: OpenTargetOptions 
       close: async () => {},
     };
   }
-  if (needsCluster(scenario)) return openBundledCluster(scenario, workDir);
+  const listener = await bundledListener(scenario.cluster.security, workDir);
+  if (needsCluster(scenario)) return openBundledCluster(scenario, listener, workDir);
   const dataDir = await mkdtemp(path.join(workDir ?? os.tmpdir(), 'kbench-broker-'));
   let broker: BrokerHandle;
   try {
-    broker = await startBroker({ dataDir, port: 0 });
+    broker = await startBroker({ dataDir, port: 0, ...(listener ? { security: listener.broker } : {}) });
   } catch (err) {
     await rm(dataDir, { recursive: true, force: true });
+    await listener?.remove();
     throw err;
   }
   return {
     kind: 'bundled',
     bootstrap: [`${broker.host}:${broker.port}`],
+    ...(listener ? { security: listener.clients } : {}),
     dataDir,
     brokerStats: async () => [{ nodeId: broker.nodeId, stats: broker.stats() }],
     close: async () => {
       await broker.stop();
       await rm(dataDir, { recursive: true, force: true });
+      await listener?.remove();
     },
   };
 }
 
-/** The bundled cluster in this process: cluster.nodes nodes with the scenario's fsync policy. */
-async function openBundledCluster(scenario: Scenario, workDir?: string): Promise<Target> {
+/** The bundled cluster in this process: cluster.nodes nodes with the scenario's fsync policy and listener. */
+async function openBundledCluster(
+  scenario: Scenario,
+  listener: BundledListener | undefined,
+  workDir?: string,
+): Promise<Target> {
   const dataDir = await mkdtemp(path.join(workDir ?? os.tmpdir(), 'kbench-cluster-'));
   let cluster: ClusterHandle;
   try {
-    cluster = await startCluster({ nodes: scenario.cluster.nodes, dataDir, fsync: scenario.cluster.fsync });
+    cluster = await startCluster({
+      nodes: scenario.cluster.nodes,
+      dataDir,
+      fsync: scenario.cluster.fsync,
+      ...(listener ? { security: listener.broker } : {}),
+    });
   } catch (err) {
     await rm(dataDir, { recursive: true, force: true });
+    await listener?.remove();
     throw err;
   }
   return {
     kind: 'bundled',
     bootstrap: cluster.bootstrap.split(','),
+    ...(listener ? { security: listener.clients } : {}),
     dataDir,
     faults: {
       kill: (node) => cluster.kill(node),
@@ -131,6 +147,7 @@ async function openBundledCluster(scenario: Scenario, workDir?: string): Promise
     close: async () => {
       await cluster.stop();
       await rm(dataDir, { recursive: true, force: true });
+      await listener?.remove();
     },
   };
 }

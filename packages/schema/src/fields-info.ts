@@ -1,7 +1,15 @@
 // What a form needs to know about each knob: its kind, allowed values and a line of help.
 // A test checks this covers every knob the schema has, so forms never drift from the schema.
 import { AGENT_ON_LOSS } from './agents.js';
-import { ACKS, COMPRESSION, DRIVERS, FAULT_ACTIONS, IF_TOPIC_EXISTS, START_AT } from './scenario.js';
+import {
+  ACKS,
+  BUNDLED_SASL,
+  COMPRESSION,
+  DRIVERS,
+  FAULT_ACTIONS,
+  IF_TOPIC_EXISTS,
+  START_AT,
+} from './scenario.js';
 
 export type FieldKind =
   | 'text'
@@ -91,6 +99,21 @@ export const FIELD_INFO: FieldInfo[] = [
     label: 'fsync',
     help: 'none (page cache), batch (every batch), interval:<ms>.',
     examples: ['none', 'batch', 'interval:100'],
+  },
+  {
+    path: 'cluster.security.tls',
+    kind: 'boolean',
+    label: 'TLS listener',
+    help: 'Bundled target only: the broker listens with TLS on a CA and certificate made for the run (SSL, or SASL_SSL with sasl).',
+    advanced: true,
+  },
+  {
+    path: 'cluster.security.sasl',
+    kind: 'enum',
+    label: 'SASL',
+    help: 'Bundled target only: the listener asks for this SASL login, with a user made for the run (none: no SASL).',
+    options: BUNDLED_SASL,
+    advanced: true,
   },
   {
     path: 'topics.prefix',

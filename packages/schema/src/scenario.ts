@@ -18,6 +18,8 @@ export const COMPRESSION = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 export const DRIVERS = ['kafkajs', 'native'] as const;
 export const START_AT = ['latest', 'earliest', 'backlog'] as const;
 export const FAULT_ACTIONS = ['kill', 'pause', 'restart'] as const;
+/** SASL on the bundled target's secured listener (cluster.security.sasl). */
+export const BUNDLED_SASL = ['none', 'plain', 'scram-sha-256', 'scram-sha-512'] as const;
 /** What a run does when a topic it would create exists already. */
 export const IF_TOPIC_EXISTS = ['fail', 'reuse'] as const;
 
@@ -66,9 +68,19 @@ const rate = z.unknown().transform((input, ctx): number | 'max' | 'find-max' => 
 
 const topicConfigValue = z.union([z.string(), z.number(), z.boolean()]).transform(String);
 
+/**
+ * The bundled target's listener: TLS on a throwaway CA and certificate and a throwaway SASL user,
+ * made for the run and never stored (the run records only these two fields). Absent: PLAINTEXT.
+ */
+const clusterSecurity = closedObject('cluster.security', {
+  tls: bool().default(false),
+  sasl: oneOf(BUNDLED_SASL).default('none'),
+});
+
 const cluster = closedObject('cluster', {
   nodes: integer(1, 5).default(1),
   fsync: fsyncPolicy.default('none'),
+  security: clusterSecurity.optional(),
 });
 
 const topics = closedObject('topics', {
@@ -267,6 +279,13 @@ export const scenarioSchema = scenarioShape.transform((s, ctx): Scenario => {
       code: 'custom',
       path: ['topics', s.topics.idle > s.topics.count ? 'idle' : 'count'],
       message: `${describePartitionReplicas(s, perNode)}; the bundled broker hosts at most ${thousands(MAX_PARTITION_REPLICAS_PER_NODE)}`,
+    });
+  }
+  if (s.cluster.security && s.target !== 'bundled') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['cluster', 'security'],
+      message: `only the bundled target takes cluster.security (target is ${s.target}); a profile carries an external cluster's tls and sasl`,
     });
   }
   if (s.topics.minInsyncReplicas > s.topics.replicationFactor) {

@@ -3,6 +3,7 @@
 
 mod cluster;
 mod loadgen;
+mod throwaway_tls;
 
 use kbench_broker_core::{
     BrokerConfig, Limits, SaslMechanism, SaslUsers, Security, StatsSnapshot, TlsFiles,
