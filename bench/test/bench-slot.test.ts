@@ -11,6 +11,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BENCHES = [
   ['drivers', path.resolve(here, '../dist/drivers.js')],
+  ['secured', path.resolve(here, '../dist/secured.js')],
   ['apache-kafka', path.resolve(here, '../dist/apache-kafka.js')],
   ['whole', path.resolve(here, '../dist/main.js')],
 ];

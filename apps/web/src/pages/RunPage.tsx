@@ -18,6 +18,9 @@ function EnvironmentTable({ record }: { record: RunRecord }) {
       'Target',
       env.bootstrap && env.bootstrap !== env.target ? `${env.target} (${env.bootstrap})` : env.target,
     ],
+    // How the clients connected (a profile's TLS and SASL, or the bundled listener's cluster.security).
+    ...(env.profile ? ([['Profile', env.profile]] as [string, string][]) : []),
+    ...(env.security ? ([['Security', env.security]] as [string, string][]) : []),
     ['Driver', env.driver],
     ['CPU', `${env.cores} cores${env.cpuModel ? `, ${env.cpuModel}` : ''}`],
     ['Memory', `${formatBytes(env.memoryBytes)}${env.memoryNote ? `; ${env.memoryNote}` : ''}`],
