@@ -1,4 +1,5 @@
 // Builds the Fastify app: guard, services, routes, web app. `server.ts` listens.
+import { LibraryPathError } from '@kbench/app';
 import { ProfileStore } from '@kbench/engine/profiles';
 import type { History } from '@kbench/history';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
@@ -25,6 +26,8 @@ declare module 'fastify' {
 
 /** Errors the history throws on purpose, by name, and the answer each deserves. */
 const HISTORY_ERROR_STATUS: Record<string, number> = { AmbiguousRunIdError: 400, RunNotFoundError: 404 };
+/** A scenario library path that leads nowhere: bad as written, missing, or a save over an existing file. */
+const LIBRARY_PATH_STATUS = { bad: 400, missing: 404, exists: 409 } as const;
 
 export interface AppOptions {
   history: History;
@@ -52,7 +55,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
-    const status = error.statusCode ?? HISTORY_ERROR_STATUS[error.name] ?? 500;
+    const status =
+      error.statusCode ??
+      (error instanceof LibraryPathError ? LIBRARY_PATH_STATUS[error.kind] : undefined) ??
+      HISTORY_ERROR_STATUS[error.name] ??
+      500;
     if (status >= 500) {
       request.log.error(error);
       return reply.code(status).send({ error: 'Internal Server Error' });

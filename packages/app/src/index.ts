@@ -18,6 +18,16 @@ export {
   ShortenedScenarioError,
 } from './scenario-file.js';
 export {
+  type LibraryFile,
+  LibraryPathError,
+  SCENARIO_EXTENSIONS,
+  ScenarioFolderError,
+  ScenarioLibrary,
+  UnknownScenarioError,
+  USER_PREFIX,
+  type WriteUpFolder,
+} from './scenario-library.js';
+export {
   newSeriesId,
   runSeries,
   type SeriesItem,

@@ -1,7 +1,7 @@
 // `kbench reproduce <folder>|--all`: runs a published write-up's scenarios like `kbench run`
 // (stored in the history) and writes a Markdown report beside our charts, one per folder.
-import { existsSync, readdirSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -11,7 +11,9 @@ import {
   PUBLISHED_FILE,
   planExperiment,
   readPublished as readPublishedFile,
+  ScenarioLibrary,
   ScenarioReadError,
+  type WriteUpFolder,
 } from '@kbench/app';
 import { type ChartSpec, compareCharts, renderSvg, runCharts } from '@kbench/charts';
 import { captureEnvironment } from '@kbench/engine';
@@ -37,7 +39,7 @@ import { parseCommandArgs } from '../args.js';
 import { fmtMs, fmtNumber } from '../format.js';
 import { defaultScenariosDir } from '../paths.js';
 import { withRunSlot } from '../run-slot.js';
-import { scenarioLibraries } from '../scenario-file.js';
+import { scenarioLibrary } from '../scenario-file.js';
 import { UsageError } from '../usage.js';
 import { interrupted, runPlans } from './run.js';
 
@@ -64,11 +66,7 @@ function verdictsOf(results: ExperimentResult[]): Verdict[][] {
  * KBENCH_HOME/scenarios), so the web's reproduction page finds the runs by their tag.
  */
 function libraryName(folder: string): string {
-  for (const { dir, prefix } of scenarioLibraries()) {
-    const rel = path.relative(dir, folder);
-    if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) return prefix + rel.split(path.sep).join('/');
-  }
-  return path.basename(folder);
+  return scenarioLibrary().nameOf(folder);
 }
 
 export async function reproduceCommand(argv: string[]): Promise<number> {
@@ -81,7 +79,7 @@ export async function reproduceCommand(argv: string[]): Promise<number> {
   if (values.all ? positionals.length > 0 : positionals.length !== 1) {
     throw new UsageError('kbench reproduce: give one folder of scenarios/ (e.g. kreps-2014), or --all');
   }
-  const folders = values.all ? await allFolders() : [resolveFolder(positionals[0] as string)];
+  const folders = values.all ? allFolders() : [resolveFolder(positionals[0] as string)];
   if (folders.length === 0)
     throw new UsageError('kbench reproduce: no folder of scenarios/ has a published.yaml');
   const quick = Boolean(values.quick);
@@ -126,31 +124,21 @@ export async function reproduceCommand(argv: string[]): Promise<number> {
   return failed ? 1 : 0;
 }
 
-/** Every write-up of the library (a folder of scenarios/ with a published.yaml). */
-async function allFolders(): Promise<string[]> {
-  const root = defaultScenariosDir();
-  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
-  return entries
-    .filter((e) => e.isDirectory() && existsSync(path.join(root, e.name, PUBLISHED_FILE)))
-    .map((e) => path.join(root, e.name))
-    .sort();
+/** The write-ups of the checkout's library (folders of scenarios/ with a published.yaml). */
+function libraryWriteUps(): WriteUpFolder[] {
+  return new ScenarioLibrary(defaultScenariosDir()).writeUps();
+}
+
+/** Every write-up of the library. */
+function allFolders(): string[] {
+  return libraryWriteUps().map((w) => w.dir);
 }
 
 /** A folder path, or a write-up's library name (`kreps-2014`, `user/mine`), from any folder. */
 function resolveFolder(arg: string): string {
-  const candidates = [path.resolve(arg)];
-  for (const { dir, prefix } of scenarioLibraries()) {
-    if (arg.startsWith(prefix) && !arg.split(/[\\/]/).includes('..'))
-      candidates.push(path.join(dir, arg.slice(prefix.length)));
-  }
-  for (const candidate of candidates) {
-    if (existsSync(path.join(candidate, PUBLISHED_FILE))) return candidate;
-  }
-  const writeUps = existsSync(defaultScenariosDir())
-    ? readdirSync(defaultScenariosDir()).filter((n) =>
-        existsSync(path.join(defaultScenariosDir(), n, PUBLISHED_FILE)),
-      )
-    : [];
+  const found = scenarioLibrary().findWriteUp(arg);
+  if (found) return found;
+  const writeUps = libraryWriteUps().map((w) => w.folder);
   throw new UsageError(
     `kbench reproduce: ${JSON.stringify(arg)} is not a folder with a ${PUBLISHED_FILE} nor a write-up of the library${didYouMean(arg, writeUps)}; the library has ${writeUps.join(', ') || 'none'}`,
   );

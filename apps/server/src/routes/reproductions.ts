@@ -9,6 +9,7 @@ import {
   planWriteUp,
   readPublished as readPublishedFile,
   type SeriesItem,
+  type WriteUpFolder,
 } from '@kbench/app';
 import { describeHolder, type SlotHolder } from '@kbench/history';
 import {
@@ -38,7 +39,6 @@ import {
 import type { FastifyInstance } from 'fastify';
 import { HttpError, invalidScenario } from '../http-error.js';
 import type { Series } from '../plugins/run-manager.js';
-import type { WriteUpFolder } from '../plugins/scenario-library.js';
 import { errorResponses, requestSchema, responseSchema } from '../route-schema.js';
 
 /** Seconds each run of a series should take, in order (null: not known ahead). */
@@ -123,7 +123,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
 
   /** The write-up folder named in a request, with its published.yaml read; `status` for an unknown one. */
   async function writeUp(folder: string, status: 400 | 404): Promise<[WriteUpFolder, Published]> {
-    const wu = await app.scenarios.writeUp(folder);
+    const wu = app.scenarios.writeUp(folder);
     if (!wu)
       throw new HttpError(
         status,
@@ -141,7 +141,7 @@ export async function reproductionRoutes(app: FastifyInstance): Promise<void> {
     { schema: { response: { 200: responseSchema(reproductionInfoSchema.array()), ...errorResponses } } },
     async () => {
       const out: ReproductionInfo[] = [];
-      for (const wu of await app.scenarios.writeUps()) {
+      for (const wu of app.scenarios.writeUps()) {
         try {
           const published = await readPublished(wu);
           out.push({ ...info(wu, published), estimate: await estimateOf(wu, published) });

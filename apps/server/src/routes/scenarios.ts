@@ -1,5 +1,6 @@
 import {
   type SaveScenarioBody,
+  ScenarioError,
   savedScenarioSchema,
   saveScenarioBodySchema,
   scenarioEntrySchema,
@@ -7,6 +8,7 @@ import {
   scenarioPathParamsSchema,
 } from '@kbench/schema';
 import type { FastifyInstance } from 'fastify';
+import { invalidScenario } from '../http-error.js';
 import { errorResponses, requestSchema, responseSchema } from '../route-schema.js';
 
 export async function scenarioRoutes(app: FastifyInstance): Promise<void> {
@@ -37,12 +39,13 @@ export async function scenarioRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async (request, reply) => {
-      const saved = await app.scenarios.save(
-        request.body.file,
-        request.body.yaml,
-        request.body.overwrite ?? false,
-      );
-      return reply.code(201).send(saved);
+      const { file, yaml, overwrite } = request.body;
+      try {
+        return reply.code(201).send(await app.scenarios.save(file, yaml, overwrite ?? false));
+      } catch (err) {
+        if (err instanceof ScenarioError) throw invalidScenario(err.issues);
+        throw err;
+      }
     },
   );
 }
