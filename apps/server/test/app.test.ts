@@ -290,6 +290,28 @@ describe('target profiles', () => {
     ]);
   });
 
+  it('an OAUTHBEARER profile is answered with where its token comes from, and its mistakes are named', async () => {
+    const oauth = {
+      name: 'oidc',
+      bootstrap: 'k:9094',
+      tls: true,
+      sasl: { mechanism: 'oauthbearer', tokenFile: '/run/t.jwt' },
+    };
+    const created = await call({ method: 'POST', url: '/api/profiles', payload: oauth });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().sasl).toEqual({ mechanism: 'oauthbearer', tokenFile: '/run/t.jwt' });
+    const both = await call({
+      method: 'POST',
+      url: '/api/profiles?replace=true',
+      payload: { ...oauth, sasl: { ...oauth.sasl, tokenCommand: 'cat /run/t.jwt' } },
+    });
+    expect(both.statusCode).toBe(400);
+    expect(both.json().issues).toEqual([
+      { path: 'sasl.tokenCommand', message: 'set sasl.tokenFile or sasl.tokenCommand, not both' },
+    ]);
+    expect((await call({ method: 'DELETE', url: '/api/profiles/oidc' })).statusCode).toBe(200);
+  });
+
   // (Both drivers speak TLS and SASL now, so the driver is no longer refused for a SASL profile.)
   it('a run on a profile is checked against it: the rate has a ceiling', async () => {
     const fast = await call({
