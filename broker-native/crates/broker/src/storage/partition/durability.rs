@@ -133,3 +133,159 @@ impl Partition {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{LogConfig, Partition};
+    use crate::config::FsyncPolicy;
+    use crate::storage::batch::test_support::batch;
+    use crate::topic_config::TopicConfig;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, RwLock};
+
+    fn open_fsync(dir: &Path, fsync: FsyncPolicy, topic_config: TopicConfig) -> Partition {
+        Partition::open(
+            dir,
+            LogConfig {
+                fsync,
+                ..LogConfig::default()
+            },
+            Arc::new(RwLock::new(topic_config)),
+            Arc::new(AtomicU64::new(0)),
+        )
+        .unwrap()
+    }
+
+    fn fsyncs(partition: &Partition) -> u64 {
+        partition.config.stats.fsyncs.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn no_fsync_policy_never_syncs_on_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(dir.path(), FsyncPolicy::None, TopicConfig::default());
+        for _ in 0..5 {
+            partition.append(&batch(2, 10)).unwrap();
+        }
+        assert_eq!(fsyncs(&partition), 0);
+        assert!(partition.shared.flush_queue.is_empty());
+        assert!(partition.local.active().is_unsynced());
+    }
+
+    #[test]
+    fn batch_policy_syncs_before_append_returns() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
+        partition.append(&batch(2, 10)).unwrap();
+        assert_eq!(fsyncs(&partition), 1);
+        assert!(!partition.local.active().is_unsynced());
+        partition.append(&batch(2, 10)).unwrap();
+        assert_eq!(fsyncs(&partition), 2);
+        let stats = &partition.config.stats;
+        assert!(
+            stats.fsync_micros_max.load(Ordering::Relaxed)
+                <= stats.fsync_micros_total.load(Ordering::Relaxed)
+        );
+        // Offsets already on disk need no sync.
+        partition.sync_through(4).unwrap();
+        assert_eq!(fsyncs(&partition), 2);
+    }
+
+    #[test]
+    fn concurrent_appenders_share_one_fsync() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
+        let one = batch(1, 10);
+        let active = partition.local.active();
+        std::thread::scope(|scope| {
+            let held = active.hold_sync();
+            let appenders: Vec<_> = (0..4)
+                .map(|_| scope.spawn(|| partition.append(&one).unwrap()))
+                .collect();
+            // Every appender has written; the first one waits in fdatasync,
+            // the others wait for it.
+            while partition.log_end_offset() < 4 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            drop(held);
+            for appender in appenders {
+                appender.join().unwrap();
+            }
+        });
+        assert_eq!(fsyncs(&partition), 1);
+        assert!(partition.durable.through() >= 4);
+    }
+
+    #[test]
+    fn a_retried_batch_under_batch_policy_is_acknowledged_once_durable() {
+        use crate::storage::producer_state::test_support::idempotent_batch;
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
+        let once = idempotent_batch(3, 0, 0, 2);
+        partition.append(&once).unwrap();
+        let dup = partition.append(&once).unwrap();
+        assert_eq!((dup.base_offset, dup.last_offset), (0, 1));
+        assert_eq!(partition.log_end_offset(), 2);
+        assert_eq!(fsyncs(&partition), 1);
+    }
+
+    #[test]
+    fn interval_policy_queues_a_dirty_segment_once_and_flushes_it_when_due() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(
+            dir.path(),
+            FsyncPolicy::Interval(std::time::Duration::from_millis(50)),
+            TopicConfig::default(),
+        );
+        for _ in 0..3 {
+            partition.append(&batch(1, 10)).unwrap();
+        }
+        assert_eq!(fsyncs(&partition), 0);
+        let queue = &partition.shared.flush_queue;
+        assert_eq!(queue.len(), 1);
+        let stats = &partition.config.stats;
+        let now = std::time::Instant::now();
+        assert_eq!(queue.flush_due(now, stats).unwrap(), 0);
+        let later = now + std::time::Duration::from_millis(60);
+        assert_eq!(queue.flush_due(later, stats).unwrap(), 1);
+        assert_eq!(fsyncs(&partition), 1);
+        assert!(queue.is_empty());
+        partition.append(&batch(1, 10)).unwrap();
+        assert_eq!(queue.len(), 1);
+    }
+
+    #[test]
+    fn topic_flush_configs_override_the_broker_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(
+            dir.path(),
+            FsyncPolicy::None,
+            TopicConfig {
+                flush_messages: Some(1),
+                ..TopicConfig::default()
+            },
+        );
+        partition.append(&batch(1, 10)).unwrap();
+        assert_eq!(fsyncs(&partition), 1);
+        {
+            let mut config = partition.topic_config().write().unwrap();
+            config.flush_messages = None;
+            config.flush_ms = Some(0);
+        }
+        assert_eq!(
+            partition.fsync_policy(),
+            FsyncPolicy::Interval(std::time::Duration::ZERO)
+        );
+        partition.append(&batch(1, 10)).unwrap();
+        assert_eq!(fsyncs(&partition), 1);
+        let queue = &partition.shared.flush_queue;
+        let stats = &partition.config.stats;
+        assert_eq!(
+            queue.flush_due(std::time::Instant::now(), stats).unwrap(),
+            1
+        );
+        assert_eq!(fsyncs(&partition), 2);
+    }
+}

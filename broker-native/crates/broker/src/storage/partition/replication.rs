@@ -1,13 +1,13 @@
 //! What replication needs from a partition: a high watermark apart from
-//! the log end offset, leader epochs stamped into batches and remembered
-//! in the epoch cache, appends of the leader's batches as they are, reads
-//! up to the log end for followers, and truncation of a diverging tail.
+//! the log end offset (`offsets`), leader epochs stamped into batches and
+//! remembered in the epoch cache (`epochs`), appends of the leader's
+//! batches as they are, reads up to the log end for followers, and
+//! truncation of a diverging tail.
 
 use super::producers::remove_snapshots_past;
-use super::{out_of_range, Appended, Partition, PartitionRead};
+use super::{Appended, Partition, PartitionRead};
 use crate::error::{Error, Result};
 use crate::storage::batch::split_and_validate;
-use crate::storage::producer_state;
 use kafka_protocol::ResponseError;
 use std::sync::atomic::Ordering;
 
@@ -18,21 +18,11 @@ impl Partition {
     /// only `set_high_watermark` and truncation move it.
     pub fn set_replicated(&self, replicated: bool) {
         let _appending = self.append_lock.lock().expect("append lock");
-        if self.replicated.load(Ordering::Acquire) == replicated {
-            return;
-        }
-        if replicated {
-            self.high_watermark.send_replace(self.log_end_offset());
-            self.replicated.store(true, Ordering::Release);
-        } else {
-            self.replicated.store(false, Ordering::Release);
-            // Wakes fetches that were waiting on the high watermark.
-            self.high_watermark.send_replace(self.log_end_offset());
-        }
+        self.offsets.set_replicated(replicated);
     }
 
     pub fn is_replicated(&self) -> bool {
-        self.replicated.load(Ordering::Acquire)
+        self.offsets.is_replicated()
     }
 
     /// Moves the high watermark of a replicated partition forward to `hw`,
@@ -40,42 +30,24 @@ impl Partition {
     /// truncation lowers it). Ignored when the partition is not
     /// replicated. Wakes `subscribe` watchers when it moves.
     pub fn set_high_watermark(&self, hw: i64) {
-        if !self.replicated.load(Ordering::Acquire) {
-            return;
-        }
-        self.high_watermark.send_if_modified(|current| {
-            // Read inside the watch's lock, after any truncation that
-            // lowered the log end (truncation lowers this value after).
-            let log_end = self.log_end_offset();
-            let hw = hw.clamp(self.log_start_offset().min(log_end), log_end);
-            if hw > *current {
-                *current = hw;
-                true
-            } else {
-                false
-            }
-        });
+        self.offsets.advance_high_watermark(hw);
     }
 
     /// Whole batches from `offset` up to the log end, for a follower: at
     /// most `max_bytes`, but at least the first batch. An offset outside
     /// [log start, log end] is OFFSET_OUT_OF_RANGE.
     pub fn read_replica(&self, offset: i64, max_bytes: usize) -> Result<PartitionRead> {
-        let high_watermark = self.high_watermark();
-        let log_end = self.log_end_offset();
-        let log_start_offset = self.log_start_offset();
-        if offset < log_start_offset || offset > log_end {
-            return Err(out_of_range(offset, log_start_offset, log_end));
-        }
-        let records = if offset == log_end {
+        let bounds = self.offsets.bounds_for_read(offset)?;
+        let records = if offset == bounds.log_end {
             bytes::Bytes::new()
         } else {
-            self.local.read_range(offset, max_bytes, true, log_end)?
+            self.local
+                .read_range(offset, max_bytes, true, bounds.log_end)?
         };
         Ok(PartitionRead {
             records,
-            high_watermark,
-            log_start_offset,
+            high_watermark: bounds.high_watermark,
+            log_start_offset: bounds.log_start,
         })
     }
 
@@ -84,27 +56,23 @@ impl Partition {
     /// the epoch cache. An epoch older than the cache's latest is refused
     /// (logged and ignored).
     pub fn set_leader_epoch(&self, epoch: i32) {
-        let mut state = self.append_lock.lock().expect("append lock");
-        let latest = self.epochs.lock().expect("epochs lock").latest_epoch();
-        if epoch < 0 || latest.is_some_and(|l| epoch < l) {
+        let mut stamped = self.append_lock.lock().expect("append lock");
+        let latest = self.epochs.latest();
+        if !stamped.set(epoch, latest) {
             tracing::warn!(dir = %self.dir.display(), epoch, ?latest, "ignoring an older leader epoch");
-            return;
         }
-        state.leader_epoch = epoch;
-        state.epoch_set = true;
-        state.epoch_pending = latest != Some(epoch);
     }
 
     /// The epoch `append` stamps (until `set_leader_epoch`, the epoch
     /// cache's latest, or 0).
     pub fn leader_epoch(&self) -> i32 {
-        self.append_lock.lock().expect("append lock").leader_epoch
+        self.append_lock.lock().expect("append lock").epoch()
     }
 
     /// The newest epoch in the epoch cache (the epoch of the last batch
     /// that recorded one).
     pub fn latest_epoch(&self) -> Option<i32> {
-        self.epochs.lock().expect("epochs lock").latest_epoch()
+        self.epochs.latest()
     }
 
     /// OffsetsForLeaderEpoch: the largest known epoch at or below `epoch`
@@ -112,32 +80,12 @@ impl Partition {
     /// it is the latest); (-1, -1) if `epoch` is older than every known
     /// epoch or none is known.
     pub fn end_offset_for_epoch(&self, epoch: i32) -> (i32, i64) {
-        let epochs = self.epochs.lock().expect("epochs lock");
-        epochs.end_offset_for(epoch, self.log_end_offset())
+        self.epochs.end_offset_for(epoch, self.log_end_offset())
     }
 
     /// Every (epoch, start offset) in the epoch cache, oldest first.
     pub fn epoch_entries(&self) -> Vec<(i32, i64)> {
-        let epochs = self.epochs.lock().expect("epochs lock");
-        epochs
-            .entries()
-            .iter()
-            .map(|e| (e.epoch, e.start_offset))
-            .collect()
-    }
-
-    /// Records epochs that start at the given offsets and persists the
-    /// cache if that changed it. Callers hold `append_lock`.
-    pub(super) fn record_epochs(&self, starts: &[(i32, i64)]) -> Result<()> {
-        let mut epochs = self.epochs.lock().expect("epochs lock");
-        let mut changed = false;
-        for (epoch, start) in starts {
-            changed |= epochs.assign(*epoch, *start);
-        }
-        if changed {
-            epochs.persist()?;
-        }
-        Ok(())
+        self.epochs.entries()
     }
 
     /// Appends batches fetched from the leader as they are (offsets and
@@ -175,29 +123,8 @@ impl Partition {
                     ),
                 ));
             }
-            let mut latest = self.latest_epoch();
-            let mut starts = Vec::new();
-            for (_, header) in &batches {
-                let epoch = header.leader_epoch;
-                match latest {
-                    _ if epoch < 0 => {}
-                    Some(l) if epoch < l => {
-                        return Err(Error::kafka(
-                            ResponseError::FencedLeaderEpoch,
-                            format!(
-                                "batch at offset {} has leader epoch {epoch}, older than {l}",
-                                header.base_offset
-                            ),
-                        ))
-                    }
-                    Some(l) if epoch == l => {}
-                    _ => {
-                        starts.push((epoch, header.base_offset));
-                        latest = Some(epoch);
-                    }
-                }
-            }
-            self.record_epochs(&starts)?;
+            let starts = self.epochs.starts_in(&batches)?;
+            self.epochs.record(&starts)?;
             let config = *self.topic_config.read().expect("topic config lock");
             let policy = config.fsync_policy(self.config.fsync);
             let max_timestamp = batches
@@ -205,24 +132,14 @@ impl Partition {
                 .map(|(_, h)| h.max_timestamp)
                 .max()
                 .unwrap_or(-1);
-            let active = self.roll_if_due(
+            let active = self.write_locked(
                 &mut producers,
                 &config,
-                records.len() as u64,
-                max_timestamp,
+                records,
+                &batches,
                 log_end,
+                max_timestamp,
             )?;
-            active.append(records, &batches)?;
-            self.shared.clean.note_change();
-            self.shared
-                .total_size
-                .fetch_add(records.len() as u64, Ordering::Relaxed);
-            self.log_end.send_replace(last.next_offset());
-            if producers.table.is_loaded() {
-                producers
-                    .table
-                    .record_appended(&producer_state::with_bytes(records, &batches));
-            }
             (policy, active)
         };
         self.after_append(policy, &active, last.next_offset())?;
@@ -240,7 +157,7 @@ impl Partition {
     /// state is reloaded on next need. Nothing happens at or past the log
     /// end; below the log start it empties the log down to the log start.
     pub fn truncate_to(&self, offset: i64) -> Result<()> {
-        let mut state = self.append_lock.lock().expect("append lock");
+        let mut stamped = self.append_lock.lock().expect("append lock");
         let mut producers = self.producers.lock().expect("producers lock");
         if offset >= self.log_end_offset() {
             return Ok(());
@@ -259,24 +176,9 @@ impl Partition {
             .total_size
             .fetch_sub(size_before - kept.size(), Ordering::Relaxed);
         self.shared.clean.note_change();
-        self.log_end.send_replace(log_end);
-        self.high_watermark.send_if_modified(|hw| {
-            if *hw > log_end {
-                *hw = log_end;
-                true
-            } else {
-                false
-            }
-        });
-        {
-            let mut epochs = self.epochs.lock().expect("epochs lock");
-            if epochs.truncate_from(log_end) {
-                epochs.persist()?;
-            }
-            if state.epoch_set && epochs.latest_epoch() != Some(state.leader_epoch) {
-                state.epoch_pending = true;
-            }
-        }
+        self.offsets.truncated(log_end);
+        let latest = self.epochs.truncate_from(log_end)?;
+        stamped.after_truncation(latest);
         producers.table.reset();
         remove_snapshots_past(&self.dir, &mut producers.snapshots, log_end);
         self.durable.truncated(log_end);
