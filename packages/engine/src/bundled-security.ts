@@ -22,6 +22,15 @@ export interface BundledListener {
   remove(): Promise<void>;
 }
 
+/** How a scenario's cluster.security secures the bundled listener, in Kafka's words (`SASL_SSL scram-sha-512`). */
+export function bundledSecurityName(scenario: Scenario): string | undefined {
+  const security = scenario.cluster.security;
+  if (scenario.target !== 'bundled' || !security || (!security.tls && security.sasl === 'none'))
+    return undefined;
+  if (security.sasl === 'none') return 'SSL';
+  return `${security.tls ? 'SASL_SSL' : 'SASL_PLAINTEXT'} ${security.sasl}`;
+}
+
 /** The listener a scenario asks for, or undefined for plain text. Loopback only: the bundled broker binds 127.0.0.1. */
 export async function bundledListener(
   security: Scenario['cluster']['security'],

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { KAFKA_VERSION } from '@kbench/apache-kafka';
 import { describeSecurity, type Environment, type Scenario, type TargetProfile } from '@kbench/schema';
+import { bundledSecurityName } from './bundled-security.js';
 
 const require = createRequire(import.meta.url);
 
@@ -58,15 +59,6 @@ export function returnsFreeMemoryToHost(root = '/sys'): boolean {
   );
 }
 
-/** How a scenario's cluster.security secures the bundled listener, in Kafka's words (`SASL_SSL scram-sha-512`). */
-function bundledSecurity(scenario: Scenario): string | undefined {
-  const security = scenario.cluster.security;
-  if (scenario.target !== 'bundled' || !security || (!security.tls && security.sasl === 'none'))
-    return undefined;
-  if (security.sasl === 'none') return 'SSL';
-  return `${security.tls ? 'SASL_SSL' : 'SASL_PLAINTEXT'} ${security.sasl}`;
-}
-
 const MEMORY_NOTE =
   'a virtual machine that returns free memory to its host (virtio-balloon free page reporting): page cache that grows into returned memory is slower to write';
 
@@ -100,7 +92,7 @@ export function captureEnvironment(
     driver: scenario.driver,
     // The profile's name and how it connects (or how the bundled listener was secured); never credentials.
     ...(target.profile ? { profile: target.profile.name, security: describeSecurity(target.profile) } : {}),
-    ...(bundledSecurity(scenario) ? { security: bundledSecurity(scenario) } : {}),
+    ...(bundledSecurityName(scenario) ? { security: bundledSecurityName(scenario) } : {}),
     ...(target.rateCeiling !== undefined ? { rateCeiling: target.rateCeiling } : {}),
     ...(returnsFreeMemoryToHost() ? { memoryNote: MEMORY_NOTE } : {}),
   };

@@ -9,6 +9,7 @@ import {
   scenarioClientProperties,
   targetKind,
 } from '@kbench/schema';
+import { bundledSecurityName } from './bundled-security.js';
 import { payloadFileBytes } from './payload.js';
 import { ProfileStore } from './profiles.js';
 import { assertSupported, rateCeiling } from './supported.js';
@@ -119,7 +120,7 @@ export function planRun(s: Scenario, options: { profiles?: ProfileStore; maxRate
       kind: external ? 'external' : (kind as 'bundled' | 'kafka'),
       bootstrap: profile?.bootstrap ?? (kind === 'bootstrap' ? s.target : null),
       profile: profile?.name ?? null,
-      security: profile ? describeSecurity(profile) : 'PLAINTEXT',
+      security: profile ? describeSecurity(profile) : (bundledSecurityName(s) ?? 'PLAINTEXT'),
       nodes: external ? null : s.cluster.nodes,
     },
     topics: {

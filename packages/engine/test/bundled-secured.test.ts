@@ -9,7 +9,7 @@ import path from 'node:path';
 import { History } from '@kbench/history';
 import { parseScenario, type RunRecord, type ScenarioInput } from '@kbench/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRecordedRun } from '../src/index.js';
+import { planRun, startRecordedRun } from '../src/index.js';
 
 let workDir: string;
 let history: History;
@@ -84,6 +84,15 @@ describe('the bundled target with cluster.security', () => {
     });
     expect(run.status, String(run.error)).toBe('completed');
     expect(run.environment.security).toBe('SSL');
+  });
+
+  it('a dry run names the listener it would start', () => {
+    const plan = (input: ScenarioInput) => planRun(parseScenario(input)).target.security;
+    expect(plan({ cluster: { security: { tls: true, sasl: 'scram-sha-256' } } })).toBe(
+      'SASL_SSL scram-sha-256',
+    );
+    expect(plan({ cluster: { security: { sasl: 'plain' } } })).toBe('SASL_PLAINTEXT plain');
+    expect(plan({})).toBe('PLAINTEXT');
   });
 
   it('without the knob the listener is plain text, as before', async () => {
