@@ -209,13 +209,15 @@ pub async fn start(config: AgentConfig) -> Result<AgentHandle, AgentError> {
                 key: key.clone(),
                 client_ca: None,
             })
-            .map_err(|e| AgentError::Invalid {
-                option: if e.to_string().contains("tls-key") {
-                    "tls-key"
-                } else {
-                    "tls-cert"
+            .map_err(|e| match e {
+                kbench_broker_core::Error::InvalidOption { name, message } => AgentError::Invalid {
+                    option: name,
+                    message,
                 },
-                message: e.to_string(),
+                e => AgentError::Invalid {
+                    option: "tls-cert",
+                    message: e.to_string(),
+                },
             })?,
         ),
     };

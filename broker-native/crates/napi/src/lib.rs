@@ -1,6 +1,7 @@
 //! Thin napi-rs binding over `kbench-broker-core` and `kbench-loadgen`: convert at the edge,
 //! call the core, no broker logic here.
 
+mod agent;
 mod cluster;
 mod loadgen;
 mod throwaway_tls;
