@@ -11,12 +11,15 @@ if (!host) throw new Error('could not read the host target triple from `rustc -v
 const args = process.argv.slice(2);
 execFileSync('cargo', [...args, '--target', host], { cwd: root, stdio: 'inherit' });
 
-// The standalone binary is documented at target/release/kbench-broker.
+// The standalone binaries are documented at target/release/kbench-broker and kbench-agent (one
+// package builds both).
 if (args[0] === 'build' && args.includes('kbench-broker')) {
-  // Copied beside it, then renamed over it: a kbench-broker still running from the old file keeps
-  // its inode, where copying in place fails with ETXTBSY.
-  const dest = join(root, 'target', 'release', 'kbench-broker');
   mkdirSync(join(root, 'target', 'release'), { recursive: true });
-  copyFileSync(join(root, 'target', host, 'release', 'kbench-broker'), `${dest}.new`);
-  renameSync(`${dest}.new`, dest);
+  for (const binary of ['kbench-broker', 'kbench-agent']) {
+    // Copied beside it, then renamed over it: a binary still running from the old file keeps
+    // its inode, where copying in place fails with ETXTBSY.
+    const dest = join(root, 'target', 'release', binary);
+    copyFileSync(join(root, 'target', host, 'release', binary), `${dest}.new`);
+    renameSync(`${dest}.new`, dest);
+  }
 }
