@@ -1,5 +1,7 @@
 // Plain-text tables and figures for the terminal.
 import {
+  type AgentsRun,
+  agentLossWarning,
   type ClientLoad,
   clientPaceWarning,
   concurrentWarning,
@@ -156,6 +158,45 @@ function clientText(c: ClientLoad): string {
 export function faultsText(faults: FaultEvent[] | undefined): string {
   if (!faults || faults.length === 0) return '';
   return `\nfaults executed:\n${faults.map((f) => `  ${fmtNumber(f.t, 1)} s  ${faultText(f)}`).join('\n')}`;
+}
+
+/** The run's load agents, one row each (what it ran, its clock, what it did), with any loss; empty without agents. */
+export function agentsText(agents: AgentsRun | undefined): string {
+  if (!agents || agents.agents.length === 0) return '';
+  const rows = [
+    [
+      'agent',
+      'address',
+      'host',
+      'producers',
+      'consumers',
+      'clock offset',
+      'produced',
+      'rec/s',
+      'publish p99',
+      'consumed',
+      'rec/s',
+      'e2e p99',
+      'lost',
+    ],
+    ...agents.agents.map((a) => [
+      a.name,
+      a.address,
+      a.host,
+      String(a.producers),
+      String(a.consumers),
+      `${fmtNumber(a.clockOffsetMs, 1)} ± ${fmtNumber(a.clockUncertaintyMs, 2)} ms`,
+      fmtNumber(a.produced.records),
+      fmtNumber(a.produced.recordsPerSec),
+      fmtMs(a.produced.latencyMs?.p99),
+      fmtNumber(a.consumed.records),
+      fmtNumber(a.consumed.recordsPerSec),
+      fmtMs(a.consumed.latencyMs?.p99),
+      a.lostAtMs === null ? '-' : `at ${fmtNumber(a.lostAtMs / 1000, 1)} s: ${a.lostReason ?? ''}`,
+    ]),
+  ];
+  const lost = agentLossWarning(agents);
+  return `\n\nload agents (end-to-end latency right to within ${fmtNumber(agents.e2eClockUncertaintyMs, 2)} ms of clock uncertainty; on loss: ${agents.onLoss}):\n${fitTable(rows, ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'])}${lost ? `\nwarning: ${lost}` : ''}`;
 }
 
 /** Kafka client properties as `name=value` pairs, or '-' for none. */

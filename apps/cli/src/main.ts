@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   import: async () => (await import('./commands/import.js')).importCommand,
   serve: async () => (await import('./commands/serve.js')).serveCommand,
   broker: async () => (await import('./commands/broker.js')).brokerCommand,
+  agent: async () => (await import('./commands/agent.js')).agentCommand,
   profile: async () => (await import('./commands/profile.js')).profileCommand,
 };
 

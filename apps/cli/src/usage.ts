@@ -20,6 +20,7 @@ export const USAGE = `kbench: a benchmark workbench for Kafka-protocol streaming
 Usage:
   kbench run <scenario> [--set knob.path=value]... [--target T]... [--json] [--quick]
              [--dry-run] [--keep-topics] [--max-rate N] [--concurrent]
+             [--agents [producers@|consumers@]H:P,... [--agent-token-file F]]
   kbench sweep <scenario> [same options as run]      (a scenario with sweep: { knob, values })
   kbench list [--json] [--status S] [--search TEXT] [--limit N]
   kbench show <run-id> [--json]
@@ -31,6 +32,8 @@ Usage:
   kbench serve [--port 7420] [--scenarios DIR]
   kbench broker [--port 9092] [--data-dir DIR] [--nodes N] [--fsync none|batch|interval:<ms>] [--processes]
                 [--no-auto-create-topics]
+  kbench agent [--listen 127.0.0.1:7755] [--token-file F] [--name N] [--allow H:P,...]
+               [--tls-cert F --tls-key F]          (a load agent: runs a controller's clients here)
   kbench profile add <name> --bootstrap H:P[,H:P] [--tls] [--ca F] [--cert F --key F] [--insecure]
                  [--servername S] [--sasl plain|scram-sha-256|scram-sha-512 --username U
                  --password-stdin|--password-env VAR|--password P] [--sasl oauthbearer --token-file F|--token-command CMD]
@@ -58,6 +61,10 @@ Options of run:
                           in the run, scaled to its new length
   --concurrent            run even while another kbench run is going on this machine (otherwise
                           refused, exit 2); both runs record concurrentWith and are marked as such
+  --agents LIST           run the producers and consumers on load agents (kbench agent) instead of
+                          here: host:port of each, producers@host:port or consumers@host:port for an
+                          agent of one role; needs driver: native (in place of a profile's agents)
+  --agent-token-file F    the agents' token (or KBENCH_AGENT_TOKEN), when the profile has none
 
 Options of compare:
   --baseline ID           one of the runs compared (id or prefix): every other run's figures show their
@@ -82,7 +89,16 @@ Options of broker:
   --processes             each node in its own OS process (so a signal can kill one)
   --no-auto-create-topics do not create a topic a client asks for (created on first use by default)
 
+Options of agent:
+  --listen H:P            where controllers connect (default 127.0.0.1:7755, this machine only; a load
+                          machine listens with --listen 0.0.0.0:7755); port 0 picks a free port
+  --token-file F          the token a controller must send (or KBENCH_AGENT_TOKEN); required
+  --name N                the agent's name in a run's breakdown (default the host name)
+  --allow H:P,...         send load only to these bootstrap servers (default: any the controller names)
+  --tls-cert F --tls-key F  speak TLS (PEM files); controllers check it with the profile's agentTls
+
 Environment:
+  KBENCH_AGENT_TOKEN      the load agents' token (kbench agent, kbench run --agents)
   KBENCH_HOME             where the history (history.duckdb), profiles (profiles/) and the run slot
                           (run.lock: one run at a time on a machine) live; default ~/.kbench
 
@@ -111,7 +127,8 @@ export function commandUsage(command: string): string {
   };
   const parts = [['Usage:', ...own]];
   if (['run', 'sweep'].includes(command)) parts.push(section('Options of run:'));
-  if (['compare', 'export', 'broker'].includes(command)) parts.push(section(`Options of ${command}:`));
+  if (['compare', 'export', 'broker', 'agent'].includes(command))
+    parts.push(section(`Options of ${command}:`));
   parts.push(section('Environment:'));
   parts.push(lines.filter((l) => l.startsWith('Exit codes:')));
   return `${parts.map((p) => p.join('\n')).join('\n\n')}\n`;

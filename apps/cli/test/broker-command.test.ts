@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAIN, REPO, runKbench } from './helpers.js';
+import { freePort, MAIN, REPO, runKbench } from './helpers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -27,17 +27,6 @@ async function home(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'kbench-broker-cmd-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   return dir;
-}
-
-/** A free port: bound, read and released. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** Spawns `kbench broker ARGS` with stdin, stdout and stderr as pipes (no TTY). */

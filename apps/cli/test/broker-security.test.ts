@@ -4,13 +4,12 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { makeTestCertificates, type TestCertificates } from '@kbench/apache-kafka';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAIN, REPO, runKbench } from './helpers.js';
+import { freePort, MAIN, REPO, runKbench } from './helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -21,16 +20,6 @@ async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'kbench-broker-sec-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   return dir;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** The standalone broker binary, as broker-native/README.md documents it. */

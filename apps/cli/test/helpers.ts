@@ -1,5 +1,7 @@
 // Runs the built `kbench` as a user would, with its own KBENCH_HOME.
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,4 +25,15 @@ export function runKbench(home: string, args: string[], timeoutMs = 180_000, cwd
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
   });
+}
+
+/** A free port on 127.0.0.1: bound, read and released. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
 }

@@ -8,11 +8,26 @@ import {
   type SeriesItem,
   sweepSeries,
 } from '@kbench/app';
-import { assertSupported, type LiveRun, planRun, type RunPlan } from '@kbench/engine';
+import { assertSupported, type LiveRun, planRun, type RunPlan, readTokenFile } from '@kbench/engine';
 import { History, type SlotHold } from '@kbench/history';
-import { concurrentWarning, parseScenario, type RunRecord, type Scenario } from '@kbench/schema';
+import {
+  type AgentEndpoint,
+  concurrentWarning,
+  parseAgentsList,
+  parseScenario,
+  type RunRecord,
+  type Scenario,
+} from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
-import { faultsText, fmtNumber, propertiesText, runHeader, summaryText, table } from '../format.js';
+import {
+  agentsText,
+  faultsText,
+  fmtNumber,
+  propertiesText,
+  runHeader,
+  summaryText,
+  table,
+} from '../format.js';
 import { ProgressLine } from '../progress.js';
 import { withRunSlot } from '../run-slot.js';
 import { resolveScenarioFile } from '../scenario-file.js';
@@ -44,6 +59,8 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     'dry-run': { type: 'boolean' },
     'max-rate': { type: 'string' },
     concurrent: { type: 'boolean' },
+    agents: { type: 'string' },
+    'agent-token-file': { type: 'string' },
   });
   if (positionals.length !== 1) {
     throw new UsageError(
@@ -66,7 +83,10 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
       ...(target !== undefined ? { target } : {}),
     });
   const source = path.relative(process.cwd(), path.resolve(file));
-  const options = maxRate === undefined ? {} : { maxRate };
+  const options = {
+    ...(maxRate === undefined ? {} : { maxRate }),
+    ...agentOptions(command, values.agents, values['agent-token-file']),
+  };
   const concurrent = Boolean(values.concurrent);
 
   if (targets.length > 1) {
@@ -114,6 +134,34 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     (slot) => runPlans(items, json, { ...options, slot, endOnFailure: items.length > 1 }),
   );
   return report(results, json, items.length > 1);
+}
+
+/** --agents and its token (--agent-token-file, or KBENCH_AGENT_TOKEN), checked; {} without --agents. */
+function agentOptions(
+  command: string,
+  list: string | undefined,
+  tokenFile: string | undefined,
+): { agents?: AgentEndpoint[]; agentToken?: string } {
+  if (list === undefined) {
+    if (tokenFile !== undefined)
+      throw new UsageError(`kbench ${command}: --agent-token-file goes with --agents host:port,...`);
+    return {};
+  }
+  let agents: AgentEndpoint[];
+  try {
+    agents = parseAgentsList(list);
+  } catch (err) {
+    throw new UsageError(`kbench ${command}: --agents: ${(err as Error).message}`);
+  }
+  let token: string | undefined;
+  if (tokenFile !== undefined) {
+    try {
+      token = readTokenFile(tokenFile, '--agent-token-file');
+    } catch (err) {
+      throw new UsageError(`kbench ${command}: ${(err as Error).message}`);
+    }
+  } else if (process.env.KBENCH_AGENT_TOKEN) token = process.env.KBENCH_AGENT_TOKEN;
+  return { agents, ...(token === undefined ? {} : { agentToken: token }) };
 }
 
 function maxRateOption(command: string, value: string | undefined): number | undefined {
@@ -251,7 +299,19 @@ export function interrupted(): boolean {
 export async function runPlans(
   items: SeriesItem[],
   json: boolean,
-  { endOnFailure = false, slot, maxRate }: { maxRate?: number; endOnFailure?: boolean; slot: SlotHold },
+  {
+    endOnFailure = false,
+    slot,
+    maxRate,
+    agents,
+    agentToken,
+  }: {
+    maxRate?: number;
+    endOnFailure?: boolean;
+    slot: SlotHold;
+    agents?: AgentEndpoint[];
+    agentToken?: string;
+  },
 ): Promise<RunRecord[]> {
   const plans = items.map((i) => i.scenario);
   const history = await History.open();
@@ -272,6 +332,8 @@ export async function runPlans(
       hold: slot,
       endOnFailure,
       ...(maxRate === undefined ? {} : { maxRate }),
+      ...(agents ? { agents } : {}),
+      ...(agentToken === undefined ? {} : { agentToken }),
       interrupted: () => interruptedBySignal,
       beforeRun: ({ scenario: plan }, i) => {
         if (plans.length > 1)
@@ -299,7 +361,7 @@ export async function runPlans(
         progress?.end();
         if (!json)
           process.stdout.write(
-            `\n${runHeader(record)}\n\n${summaryText(record.summary)}${faultsText(record.faults)}\n`,
+            `\n${runHeader(record)}\n\n${summaryText(record.summary)}${agentsText(record.environment.agents)}${faultsText(record.faults)}\n`,
           );
       },
     });

@@ -1,7 +1,7 @@
 import { History } from '@kbench/history';
 import { scenarioToYaml } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
-import { faultsText, runHeader, summaryText } from '../format.js';
+import { agentsText, faultsText, runHeader, summaryText } from '../format.js';
 import { UsageError } from '../usage.js';
 
 export async function showCommand(argv: string[]): Promise<number> {
@@ -16,7 +16,7 @@ export async function showCommand(argv: string[]): Promise<number> {
   } else {
     const scenario = scenarioToYaml(run.scenario).trimEnd().replace(/^/gm, '  ');
     process.stdout.write(
-      `${runHeader(run)}\n\n${summaryText(run.summary)}${faultsText(run.faults)}\n\nscenario:\n${scenario}\n`,
+      `${runHeader(run)}\n\n${summaryText(run.summary)}${agentsText(run.environment.agents)}${faultsText(run.faults)}\n\nscenario:\n${scenario}\n`,
     );
   }
   return 0;

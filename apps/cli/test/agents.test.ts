@@ -1,0 +1,326 @@
+// Load agents as a user runs them: `kbench agent` processes on this machine with a token file, and
+// `kbench run --agents` sending a scenario's producers and consumers to them against the bundled
+// broker. The stored run is checked against the agents' own figures (totals and histograms merge
+// exactly), a skewed agent clock is corrected, and a killed agent ends the run as the scenario says.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { LatencyHistogram } from '@kbench/engine';
+import type { AgentsRun, RunRecord } from '@kbench/schema';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type CliResult, freePort, MAIN, REPO, runKbench } from './helpers.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const clean of cleanups.splice(0).reverse()) await clean();
+});
+
+/** The environment without a token of the caller's, so each test says where its token comes from. */
+function env(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { KBENCH_AGENT_TOKEN: _, KBENCH_AGENT_TEST_CLOCK_SKEW_MS: __, ...rest } = process.env;
+  return { ...rest, KBENCH_HOME: home, ...extra };
+}
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'kbench-agents-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+interface Agent {
+  child: ChildProcess;
+  address: string;
+  exited: Promise<[number | null, NodeJS.Signals | null]>;
+}
+
+/** Spawns `kbench agent --listen 127.0.0.1:0 ARGS` and reads the address from its listening line. */
+async function startAgent(
+  home: string,
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<Agent> {
+  const child = spawn(process.execPath, [MAIN, 'agent', '--listen', '127.0.0.1:0', ...args], {
+    cwd: REPO,
+    env: env(home, extraEnv),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d) => {
+    stderr += String(d);
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const first = await Promise.race([
+    once(lines, 'line').then(([line]) => String(line)),
+    exited.then(([code]) => `(exited with ${code}: ${stderr})`),
+  ]);
+  const m = /^kbench agent (\S+) listening on (127\.0\.0\.1:\d+) \(protocol 1\)$/.exec(first);
+  expect(m, first).not.toBeNull();
+  return { child, address: m?.[2] as string, exited };
+}
+
+/** A token file and a home with a scenario file in it. */
+async function setup(scenario: string): Promise<{ home: string; token: string; file: string }> {
+  const home = await tempDir();
+  const token = path.join(home, 'agent-token');
+  await writeFile(token, 'test-token-1234\n', { mode: 0o600 });
+  const file = path.join(home, 'scenario.yaml');
+  await writeFile(file, scenario);
+  return { home, token, file };
+}
+
+function kbench(home: string, args: string[], timeoutMs = 180_000): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { cwd: REPO, env: env(home), timeout: timeoutMs },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const SCENARIO = `name: agents
+driver: native
+target: bundled
+topics: { partitions: 4 }
+producers: { count: 2, rate: 4000, messageSize: 200 }
+consumers: { count: 2 }
+duration: 5s
+warmup: 1s
+`;
+
+function agentsOf(run: RunRecord): AgentsRun {
+  const agents = run.environment.agents;
+  if (!agents) throw new Error(`the run stored no agents: ${JSON.stringify(run.environment)}`);
+  return agents;
+}
+
+function merged(agents: AgentsRun, side: 'produced' | 'consumed'): LatencyHistogram {
+  const h = new LatencyHistogram();
+  for (const a of agents.agents) h.addBuckets(a[side].histogram);
+  return h;
+}
+
+describe('kbench run --agents', () => {
+  it('splits the clients over two agents and stores the exact merge of their figures', async () => {
+    const { home, token, file } = await setup(SCENARIO);
+    const a = await startAgent(home, ['--token-file', token, '--name', 'a']);
+    const b = await startAgent(home, ['--token-file', token, '--name', 'b']);
+    const result = await kbench(home, [
+      'run',
+      file,
+      '--agents',
+      `${a.address},${b.address}`,
+      '--agent-token-file',
+      token,
+      '--json',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const run = JSON.parse(result.stdout) as RunRecord;
+    expect(run.status).toBe('completed');
+    const agents = agentsOf(run);
+    expect(agents.agents.map((x) => [x.name, x.address, x.producers, x.consumers])).toEqual([
+      ['a', a.address, 1, 1],
+      ['b', b.address, 1, 1],
+    ]);
+    const summary = run.summary!;
+    expect(summary.produced.records).toBeGreaterThan(0);
+    const sum = (side: 'produced' | 'consumed') => agents.agents.reduce((n, x) => n + x[side].records, 0);
+    expect(sum('produced')).toBe(summary.produced.records);
+    expect(sum('consumed')).toBe(summary.consumed.records);
+    for (const x of agents.agents) expect(x.produced.records).toBeGreaterThan(0);
+    // The run's percentiles are those of the agents' merged histograms.
+    const publish = merged(agents, 'produced').summaryMs();
+    const e2e = merged(agents, 'consumed').summaryMs();
+    for (const key of ['count', 'p50', 'p99', 'p999', 'max'] as const) {
+      expect(publish[key]).toBe(summary.publishLatencyMs?.[key]);
+      expect(e2e[key]).toBe(summary.endToEndLatencyMs?.[key]);
+    }
+    // One machine: the clocks agree to within the round trip.
+    for (const x of agents.agents) expect(Math.abs(x.clockOffsetMs)).toBeLessThan(50);
+
+    // kbench show prints the breakdown.
+    const show = await runKbench(home, ['show', run.id]);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toMatch(/load agents \(end-to-end latency right to within/);
+    expect(show.stdout).toMatch(new RegExp(`\\ba +${a.address.replace(/\./g, '\\.')} `));
+  });
+
+  it('corrects end-to-end latency by the measured offset of a skewed agent clock', async () => {
+    const { home, token, file } = await setup(SCENARIO);
+    const a = await startAgent(home, ['--token-file', token, '--name', 'skewed'], {
+      KBENCH_AGENT_TEST_CLOCK_SKEW_MS: '500',
+    });
+    const b = await startAgent(home, ['--token-file', token, '--name', 'b']);
+    const result = await kbench(home, [
+      'run',
+      file,
+      '--agents',
+      `producers@${a.address},consumers@${b.address}`,
+      '--agent-token-file',
+      token,
+      '--json',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const run = JSON.parse(result.stdout) as RunRecord;
+    const agents = agentsOf(run);
+    const [skewed, other] = agents.agents;
+    expect([skewed?.producers, skewed?.consumers, other?.producers, other?.consumers]).toEqual([2, 0, 0, 2]);
+    expect(skewed?.clockOffsetMs).toBeGreaterThan(450);
+    expect(skewed?.clockOffsetMs).toBeLessThan(550);
+    expect(skewed?.clockUncertaintyMs).toBeLessThan(50);
+    expect(agents.e2eClockUncertaintyMs).toBeCloseTo(
+      (skewed?.clockUncertaintyMs ?? 0) + (other?.clockUncertaintyMs ?? 0),
+      2,
+    );
+    // Uncorrected, every record would read 500 ms older (or younger) than it is.
+    expect(run.summary?.endToEndLatencyMs?.p50).toBeLessThan(100);
+  });
+
+  for (const onLoss of ['fail', 'continue'] as const) {
+    it(`records an agent killed mid-run and ${onLoss === 'fail' ? 'fails the run' : 'goes on without it'} (onLoss ${onLoss})`, async () => {
+      const { home, token, file } = await setup(
+        `${SCENARIO.replace('duration: 5s', 'duration: 8s')}agents: { onLoss: ${onLoss} }\n`,
+      );
+      const a = await startAgent(home, ['--token-file', token, '--name', 'a']);
+      const b = await startAgent(home, ['--token-file', token, '--name', 'b']);
+      const child = spawn(
+        process.execPath,
+        [MAIN, 'run', file, '--agents', `${a.address},${b.address}`, '--agent-token-file', token, '--json'],
+        { cwd: REPO, env: env(home), stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      const exited = once(child, 'exit') as Promise<[number | null]>;
+      cleanups.push(async () => {
+        if (child.exitCode === null) {
+          child.kill('SIGKILL');
+          await exited;
+        }
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout?.on('data', (d) => {
+        stdout += String(d);
+      });
+      // Killed once load has gone on for a while (the progress line shows samples).
+      const loaded = new Promise<void>((resolve) => {
+        child.stderr?.on('data', (d) => {
+          stderr += String(d);
+          if (/measuring/.test(stderr)) resolve();
+        });
+      });
+      await Promise.race([loaded, exited]);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      b.child.kill('SIGKILL');
+      const [code] = await Promise.race([
+        exited,
+        new Promise<[number]>((resolve) => setTimeout(() => resolve([-1]), 60_000)),
+      ]);
+      expect(code, stderr).toBe(onLoss === 'fail' ? 1 : 0);
+      const run = JSON.parse(stdout) as RunRecord;
+      const lost = agentsOf(run).agents.find((x) => x.name === 'b');
+      expect(lost?.lostAtMs).toBeGreaterThan(0);
+      expect(lost?.lostReason).toMatch(/connection/);
+      if (onLoss === 'fail') {
+        expect(run.status).toBe('failed');
+        expect(run.error).toMatch(/^agent b \(127\.0\.0\.1:\d+\) lost at \d+\.\d s into the load: /);
+      } else {
+        expect(run.status).toBe('completed');
+        expect(agentsOf(run).agents.find((x) => x.name === 'a')?.lostAtMs).toBeNull();
+        const show = await runKbench(home, ['show', run.id]);
+        expect(show.stdout).toMatch(/warning: lost an agent during the run and went on without it \(b /);
+      }
+    });
+  }
+
+  it('refuses usage mistakes with exit 2, naming the flag or field', async () => {
+    const { home, token, file } = await setup(SCENARIO);
+    const kafkajs = await kbench(home, [
+      'run',
+      file,
+      '--set',
+      'driver=kafkajs',
+      '--agents',
+      '127.0.0.1:7755',
+      '--agent-token-file',
+      token,
+    ]);
+    expect(kafkajs.code).toBe(2);
+    expect(kafkajs.stderr).toMatch(/driver: load agents run the native engine: set driver: native/);
+    const bad = await kbench(home, ['run', file, '--agents', '127.0.0.1', '--agent-token-file', token]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--agents: "127\.0\.0\.1": must be host:port/);
+    const noToken = await kbench(home, ['run', file, '--agents', '127.0.0.1:7755']);
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toMatch(/agentToken: load agents need their token: --agent-token-file FILE/);
+    const unknown = await kbench(home, [
+      'run',
+      file,
+      '--agents',
+      `127.0.0.1:${await freePort()}`,
+      '--agent-token-file',
+      token,
+      '--json',
+    ]);
+    expect(unknown.code).toBe(1);
+    expect((JSON.parse(unknown.stdout) as RunRecord).error).toMatch(
+      /^agent 127\.0\.0\.1:\d+: nothing listens at/,
+    );
+  });
+});
+
+describe('kbench agent', () => {
+  it('refuses to start without a token (exit 2, naming the flag)', async () => {
+    const home = await tempDir();
+    const result = await kbench(home, ['agent', '--listen', '127.0.0.1:0']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /kbench agent: a token is required: --token-file FILE or the environment variable KBENCH_AGENT_TOKEN/,
+    );
+  });
+
+  it('stops on SIGTERM with exit 0, and names a busy port in one line with exit 1', async () => {
+    const { home, token } = await setup('');
+    const agent = await startAgent(home, ['--token-file', token]);
+    const busy = await kbench(home, ['agent', '--listen', agent.address, '--token-file', token]);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr.trim().split('\n')).toEqual([
+      `kbench agent: ${agent.address} is already in use (port ${agent.address.split(':')[1]}); is another agent running? choose another with --listen`,
+    ]);
+    agent.child.kill('SIGTERM');
+    const [code, signal] = await agent.exited;
+    expect([code, signal]).toEqual([0, null]);
+  });
+
+  it('refuses a wrong token, naming the agent, and sends no load', async () => {
+    const { home, token, file } = await setup(SCENARIO);
+    const agent = await startAgent(home, ['--token-file', token]);
+    const wrong = path.join(home, 'wrong-token');
+    await writeFile(wrong, 'not-the-token\n');
+    const result = await kbench(home, [
+      'run',
+      file,
+      '--agents',
+      agent.address,
+      '--agent-token-file',
+      wrong,
+      '--json',
+    ]);
+    expect(result.code).toBe(1);
+    const run = JSON.parse(result.stdout) as RunRecord;
+    expect(run.error).toMatch(
+      new RegExp(`^agent ${agent.address.replace(/\./g, '\\.')}: hello\\.token: refused`),
+    );
+    expect(run.summary).toBeNull();
+  });
+});
