@@ -19,76 +19,140 @@ use crate::error::{Error, Result};
 use crate::producer::{Keys, ProducerConfig, ProducerProperties, Size};
 use kbench_client::{Sasl, ScramHash, Security, Tls, TlsOptions, TokenSource};
 
-/// `NativeProducerOptions`: the fields are described there (crates/napi/src/loadgen.rs).
-/// An absent Option is None, as an absent JS property is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ProducerOptions {
-    pub bootstrap: Vec<String>,
-    pub topics: Vec<String>,
-    pub acks: i32,
-    pub message_size: u32,
-    pub message_size_max: Option<u32>,
-    /// Buffers: base64 in JSON.
-    #[serde(default, with = "base64_bytes")]
-    pub message_size_table: Option<Vec<u8>>,
-    #[serde(default, with = "base64_bytes")]
-    pub payload: Option<Vec<u8>>,
-    pub keys: String,
-    pub compression: String,
-    pub batch_size: u32,
-    pub linger_ms: u32,
-    pub max_in_flight: u32,
-    pub idempotence: bool,
-    pub rate_per_sec: Option<f64>,
-    pub records: Option<f64>,
-    pub duration_ms: Option<f64>,
-    pub properties: Option<BTreeMap<String, String>>,
-    pub security: Option<SecurityOptions>,
-    pub clock_offset_micros: Option<f64>,
+/// Declares the five option structs, field for field, with the attributes and names a caller
+/// gives: here serde's (JSON), in the napi crate napi's (the addon's typings), so the two cannot
+/// drift apart. `bytes` is the type of a Buffer field with its attributes, `properties` the map.
+#[macro_export]
+macro_rules! declare_native_options {
+    (
+        producer: $(#[$producer_attr:meta])* $producer:ident,
+        consumer: $(#[$consumer_attr:meta])* $consumer:ident,
+        security: $(#[$security_attr:meta])* $security:ident,
+        tls: $(#[$tls_attr:meta])* $tls:ident,
+        sasl: $(#[$sasl_attr:meta])* $sasl:ident,
+        bytes: $(#[$bytes_attr:meta])* $bytes:ty,
+        properties: $properties:ty $(,)?
+    ) => {
+        $(#[$producer_attr])*
+        pub struct $producer {
+            pub bootstrap: Vec<String>,
+            pub topics: Vec<String>,
+            /// 0, 1 or -1 (all).
+            pub acks: i32,
+            /// Value bytes; with `messageSizeMax`, the minimum of a uniform range.
+            pub message_size: u32,
+            pub message_size_max: Option<u32>,
+            /// Sizes drawn beforehand (u32 little-endian each), used in turn; overrides messageSize.
+            $(#[$bytes_attr])*
+            pub message_size_table: Option<$bytes>,
+            /// Every value is these bytes (stamped with the send time like any value); overrides
+            /// the rest.
+            $(#[$bytes_attr])*
+            pub payload: Option<$bytes>,
+            /// 'none' | 'random' | 'roundRobin:N'
+            pub keys: String,
+            /// 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
+            pub compression: String,
+            pub batch_size: u32,
+            pub linger_ms: u32,
+            /// Produce requests in flight per broker connection.
+            pub max_in_flight: u32,
+            pub idempotence: bool,
+            /// Records per second for this producer; absent = as fast as acks come back.
+            pub rate_per_sec: Option<f64>,
+            pub records: Option<f64>,
+            pub duration_ms: Option<f64>,
+            /// Kafka producer properties by their Java names (buffer.memory, max.request.size,
+            /// request.timeout.ms); any other name is refused.
+            pub properties: Option<$properties>,
+            /// TLS and SASL; absent: PLAINTEXT.
+            pub security: Option<$security>,
+            /// This machine's clock minus the controller's, in µs (a load agent's measured
+            /// offset; absent: 0): values are stamped with `now - clockOffsetMicros`.
+            pub clock_offset_micros: Option<f64>,
+        }
+
+        $(#[$consumer_attr])*
+        pub struct $consumer {
+            pub bootstrap: Vec<String>,
+            pub topics: Vec<String>,
+            /// Where partitions the group has no committed offset for start.
+            pub from_beginning: bool,
+            /// The consumer group to join (range assignor, offsets committed every 5 s and on stop).
+            pub group_id: String,
+            /// Kafka consumer properties by their Java names (fetch.min.bytes, fetch.max.wait.ms,
+            /// fetch.max.bytes, max.partition.fetch.bytes, enable.auto.commit,
+            /// auto.commit.interval.ms); any other name is refused.
+            pub properties: Option<$properties>,
+            /// TLS and SASL; absent: PLAINTEXT.
+            pub security: Option<$security>,
+            /// This machine's clock minus the controller's, in µs (absent: 0): end-to-end latency
+            /// is `(now - clockOffsetMicros) - stamp`.
+            pub clock_offset_micros: Option<f64>,
+        }
+
+        /// How every connection of a producer or consumer is secured: Kafka's SSL with `tls`,
+        /// SASL_PLAINTEXT with `sasl`, SASL_SSL with both. Secrets stay in memory.
+        $(#[$security_attr])*
+        pub struct $security {
+            pub tls: Option<$tls>,
+            pub sasl: Option<$sasl>,
+        }
+
+        $(#[$tls_attr])*
+        pub struct $tls {
+            /// PEM text of the CAs to trust; absent: the system's CA bundle.
+            pub ca: Option<String>,
+            /// PEM text of a client certificate chain and its (unencrypted) key: both or neither.
+            pub cert: Option<String>,
+            pub key: Option<String>,
+            /// The name to ask for and check instead of the host dialled.
+            pub servername: Option<String>,
+            /// Accept any certificate (no issuer or name check).
+            pub insecure: Option<bool>,
+        }
+
+        $(#[$sasl_attr])*
+        pub struct $sasl {
+            /// 'plain' | 'scram-sha-256' | 'scram-sha-512' | 'oauthbearer' (any case).
+            pub mechanism: String,
+            pub username: Option<String>,
+            pub password: Option<String>,
+            /// OAUTHBEARER: a file holding the token, or a shell command printing it (read at
+            /// each connect).
+            pub token_file: Option<String>,
+            pub token_command: Option<String>,
+        }
+    };
 }
 
-/// `NativeConsumerOptions`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ConsumerOptions {
-    pub bootstrap: Vec<String>,
-    pub topics: Vec<String>,
-    pub from_beginning: bool,
-    pub group_id: String,
-    pub properties: Option<BTreeMap<String, String>>,
-    pub security: Option<SecurityOptions>,
-    pub clock_offset_micros: Option<f64>,
-}
-
-/// `NativeSecurity`: Kafka's SSL with `tls`, SASL_PLAINTEXT with `sasl`, SASL_SSL with both.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SecurityOptions {
-    pub tls: Option<TlsSettings>,
-    pub sasl: Option<SaslSettings>,
-}
-
-/// `NativeTls`: PEM texts, not paths.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TlsSettings {
-    pub ca: Option<String>,
-    pub cert: Option<String>,
-    pub key: Option<String>,
-    pub servername: Option<String>,
-    pub insecure: Option<bool>,
-}
-
-/// `NativeSasl`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SaslSettings {
-    pub mechanism: String,
-    pub username: Option<String>,
-    pub password: Option<String>,
-    pub token_file: Option<String>,
-    pub token_command: Option<String>,
+// The options as JSON: camelCase names, an absent Option None (as an absent JS property), a
+// field the options do not have refused, Buffers as base64.
+declare_native_options! {
+    producer:
+        /// `NativeProducerOptions`.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        ProducerOptions,
+    consumer:
+        /// `NativeConsumerOptions`.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        ConsumerOptions,
+    security:
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        SecurityOptions,
+    tls:
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        TlsSettings,
+    sasl:
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        SaslSettings,
+    bytes: #[serde(default, with = "base64_bytes")] Vec<u8>,
+    properties: BTreeMap<String, String>,
 }
 
 impl ProducerOptions {

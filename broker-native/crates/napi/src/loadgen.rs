@@ -8,93 +8,17 @@ use kbench_loadgen::{Consumer, ConsumerOptions, IntervalStats, Producer, Produce
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-#[napi(object, js_name = "NativeProducerOptions")]
-pub struct BindingNativeProducerOptions {
-    pub bootstrap: Vec<String>,
-    pub topics: Vec<String>,
-    /// 0, 1 or -1 (all).
-    pub acks: i32,
-    /// Value bytes; with `messageSizeMax`, the minimum of a uniform range.
-    pub message_size: u32,
-    pub message_size_max: Option<u32>,
-    /// Sizes drawn beforehand (u32 little-endian each), used in turn; overrides messageSize.
-    pub message_size_table: Option<Buffer>,
-    /// Every value is these bytes (stamped with the send time like any value); overrides the rest.
-    pub payload: Option<Buffer>,
-    /// 'none' | 'random' | 'roundRobin:N'
-    pub keys: String,
-    /// 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
-    pub compression: String,
-    pub batch_size: u32,
-    pub linger_ms: u32,
-    /// Produce requests in flight per broker connection.
-    pub max_in_flight: u32,
-    pub idempotence: bool,
-    /// Records per second for this producer; absent = as fast as acks come back.
-    pub rate_per_sec: Option<f64>,
-    pub records: Option<f64>,
-    pub duration_ms: Option<f64>,
-    /// Kafka producer properties by their Java names (buffer.memory, max.request.size,
-    /// request.timeout.ms); any other name is refused.
-    pub properties: Option<HashMap<String, String>>,
-    /// TLS and SASL; absent: PLAINTEXT.
-    pub security: Option<NativeSecurity>,
-    /// This machine's clock minus the controller's, in µs (a load agent's measured offset;
-    /// absent: 0): values are stamped with `now - clockOffsetMicros`.
-    pub clock_offset_micros: Option<f64>,
-}
-
-#[napi(object, js_name = "NativeConsumerOptions")]
-pub struct BindingNativeConsumerOptions {
-    pub bootstrap: Vec<String>,
-    pub topics: Vec<String>,
-    /// Where partitions the group has no committed offset for start.
-    pub from_beginning: bool,
-    /// The consumer group to join (range assignor, offsets committed every 5 s and on stop).
-    pub group_id: String,
-    /// Kafka consumer properties by their Java names (fetch.min.bytes, fetch.max.wait.ms,
-    /// fetch.max.bytes, max.partition.fetch.bytes, enable.auto.commit, auto.commit.interval.ms);
-    /// any other name is refused.
-    pub properties: Option<HashMap<String, String>>,
-    /// TLS and SASL; absent: PLAINTEXT.
-    pub security: Option<NativeSecurity>,
-    /// This machine's clock minus the controller's, in µs (absent: 0): end-to-end latency is
-    /// `(now - clockOffsetMicros) - stamp`.
-    pub clock_offset_micros: Option<f64>,
-}
-
-/// How every connection of a producer or consumer is secured: Kafka's SSL with `tls`,
-/// SASL_PLAINTEXT with `sasl`, SASL_SSL with both. Secrets stay in memory here.
-/// (Named as in JS, without the Binding prefix: napi's typings name a field's object type by its
-/// Rust name.)
-#[napi(object)]
-pub struct NativeSecurity {
-    pub tls: Option<NativeTls>,
-    pub sasl: Option<NativeSasl>,
-}
-
-#[napi(object)]
-pub struct NativeTls {
-    /// PEM text of the CAs to trust; absent: the system's CA bundle.
-    pub ca: Option<String>,
-    /// PEM text of a client certificate chain and its (unencrypted) key: both or neither.
-    pub cert: Option<String>,
-    pub key: Option<String>,
-    /// The name to ask for and check instead of the host dialled.
-    pub servername: Option<String>,
-    /// Accept any certificate (no issuer or name check).
-    pub insecure: Option<bool>,
-}
-
-#[napi(object)]
-pub struct NativeSasl {
-    /// 'plain' | 'scram-sha-256' | 'scram-sha-512' | 'oauthbearer' (any case).
-    pub mechanism: String,
-    pub username: Option<String>,
-    pub password: Option<String>,
-    /// OAUTHBEARER: a file holding the token, or a shell command printing it (read at each connect).
-    pub token_file: Option<String>,
-    pub token_command: Option<String>,
+// The options as the addon takes them: the same fields as kbench-loadgen's JSON options, declared
+// once there. (The nested objects keep their JS names, without the Binding prefix: napi's typings
+// name a field's object type by its Rust name.)
+kbench_loadgen::declare_native_options! {
+    producer: #[napi(object, js_name = "NativeProducerOptions")] BindingNativeProducerOptions,
+    consumer: #[napi(object, js_name = "NativeConsumerOptions")] BindingNativeConsumerOptions,
+    security: #[napi(object)] NativeSecurity,
+    tls: #[napi(object)] NativeTls,
+    sasl: #[napi(object)] NativeSasl,
+    bytes: Buffer,
+    properties: HashMap<String, String>,
 }
 
 /// Counts since the previous `takeInterval`; latency buckets use the engine's log-linear
