@@ -17,8 +17,8 @@ use tokio::time::Instant;
 use crate::clock::{iso_utc, now_micros, Claim};
 use crate::line::{next_line, LineError};
 use crate::run::{start_all, Role, Run};
+use crate::PROTOCOL_VERSION;
 use crate::{is_host_port, Shared, MAX_CLIENTS, MAX_HELLO_LINE_BYTES, MAX_LINE_BYTES};
-use crate::{HELLO_TIMEOUT, PROTOCOL_VERSION};
 
 const OPS: &str = "hello, time, prepare, startConsumers, startProducers, take, stop, release";
 /// A reply the controller does not read within this long ends the connection.
@@ -103,7 +103,10 @@ pub(crate) async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
                         session.shared.silence_timeout.as_secs_f64()
                     )
                 } else {
-                    format!("hello: none within {} s", HELLO_TIMEOUT.as_secs())
+                    format!(
+                        "hello: none within {} s",
+                        session.shared.hello_timeout.as_secs_f64()
+                    )
                 };
                 let _ = write(&mut writer, Value::Null, Err(refuse_and_close(why))).await;
                 break;

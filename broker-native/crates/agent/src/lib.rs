@@ -57,6 +57,8 @@ pub struct AgentConfig {
     pub clock_skew_micros: f64,
     /// How long a run's connection may stay silent; `RUN_SILENCE_TIMEOUT` unless a test says.
     pub silence_timeout: Duration,
+    /// How long a new connection has to say hello; `HELLO_TIMEOUT` unless a test says.
+    pub hello_timeout: Duration,
 }
 
 impl AgentConfig {
@@ -69,6 +71,7 @@ impl AgentConfig {
             tls: None,
             clock_skew_micros: 0.0,
             silence_timeout: RUN_SILENCE_TIMEOUT,
+            hello_timeout: HELLO_TIMEOUT,
         }
     }
 
@@ -150,6 +153,7 @@ pub(crate) struct Shared {
     pub allow: Option<Vec<String>>,
     pub clock_skew_micros: f64,
     pub silence_timeout: Duration,
+    pub hello_timeout: Duration,
     /// The run this agent is busy with, if any.
     pub claim: Mutex<Option<clock::Claim>>,
 }
@@ -246,6 +250,7 @@ pub async fn start(config: AgentConfig) -> Result<AgentHandle, AgentError> {
         allow: config.allow.clone(),
         clock_skew_micros: config.clock_skew_micros,
         silence_timeout: config.silence_timeout,
+        hello_timeout: config.hello_timeout,
         claim: Mutex::new(None),
     });
     let (shutdown, stopped) = watch::channel(false);
@@ -285,7 +290,7 @@ async fn accept_loop(
         next_id += 1;
         let (id, shared, tls, stopped) = (next_id, shared.clone(), tls.clone(), stopped.clone());
         connections.spawn(async move {
-            let hello_by = tokio::time::Instant::now() + HELLO_TIMEOUT;
+            let hello_by = tokio::time::Instant::now() + shared.hello_timeout;
             match tls {
                 None => connection::serve(stream, peer, id, shared, hello_by, stopped).await,
                 Some(acceptor) => {

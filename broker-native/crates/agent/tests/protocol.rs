@@ -223,6 +223,16 @@ async fn a_wrong_token_or_version_is_refused_and_the_connection_closed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_without_hello_is_closed_at_the_deadline() {
+    let agent = agent(|c| c.hello_timeout = Duration::from_millis(300)).await;
+    let mut c = Controller::connect(agent.address()).await;
+    let reply = c.reply().await.unwrap();
+    assert_eq!(reply["error"], "hello: none within 0.3 s");
+    assert!(c.closed().await);
+    agent.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_controller_is_refused_as_busy_while_a_run_holds_the_agent() {
     let bench = Bench::new(&["t"], |_| {}).await;
     let (target, agent) = (bench.target.as_str(), &bench.agent);
