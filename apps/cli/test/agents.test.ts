@@ -4,10 +4,11 @@
 // exactly), a skewed agent clock is corrected, and a killed agent ends the run as the scenario says.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { throwawayTls } from '@kbench/broker-native';
 import { LatencyHistogram } from '@kbench/engine';
 import type { AgentsRun, RunRecord } from '@kbench/schema';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -36,13 +37,14 @@ interface Agent {
   exited: Promise<[number | null, NodeJS.Signals | null]>;
 }
 
-/** Spawns `kbench agent --listen 127.0.0.1:0 ARGS` and reads the address from its listening line. */
+/** Spawns `kbench agent --listen HOST:0 ARGS` and reads the address from its listening line. */
 async function startAgent(
   home: string,
   args: string[],
   extraEnv: Record<string, string> = {},
+  host = '127.0.0.1',
 ): Promise<Agent> {
-  const child = spawn(process.execPath, [MAIN, 'agent', '--listen', '127.0.0.1:0', ...args], {
+  const child = spawn(process.execPath, [MAIN, 'agent', '--listen', `${host}:0`, ...args], {
     cwd: REPO,
     env: env(home, extraEnv),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -63,7 +65,7 @@ async function startAgent(
     once(lines, 'line').then(([line]) => String(line)),
     exited.then(([code]) => `(exited with ${code}: ${stderr})`),
   ]);
-  const m = /^kbench agent (\S+) listening on (127\.0\.0\.1:\d+) \(protocol 1\)$/.exec(first);
+  const m = /^kbench agent (\S+) listening on (127\.0\.0\.\d+:\d+) \(protocol 1\)$/.exec(first);
   expect(m, first).not.toBeNull();
   return { child, address: m?.[2] as string, exited };
 }
@@ -186,6 +188,113 @@ describe('kbench run --agents', () => {
     );
     // Uncorrected, every record would read 500 ms older (or younger) than it is.
     expect(run.summary?.endToEndLatencyMs?.p50).toBeLessThan(100);
+  });
+
+  it('spreads three agents on their own loopback addresses over a 3-node cluster, one of them for both roles', async () => {
+    const { home, token, file } = await setup(
+      SCENARIO.replace(
+        'topics: { partitions: 4 }',
+        'cluster: { nodes: 3 }\ntopics: { partitions: 6, replicationFactor: 3 }',
+      )
+        .replace('producers: { count: 2,', 'producers: { count: 3,')
+        .replace('consumers: { count: 2 }', 'consumers: { count: 3 }'),
+    );
+    const [p, c, both] = await Promise.all(
+      ['127.0.0.2', '127.0.0.3', '127.0.0.4'].map((host, i) =>
+        startAgent(home, ['--token-file', token, '--name', `agent${i + 2}`], {}, host),
+      ),
+    );
+    const result = await kbench(home, [
+      'run',
+      file,
+      '--agents',
+      `producers@${p?.address},consumers@${c?.address},${both?.address}`,
+      '--agent-token-file',
+      token,
+      '--json',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const run = JSON.parse(result.stdout) as RunRecord;
+    const agents = agentsOf(run);
+    // 3 producers over the two agents that take producers, 3 consumers over the two that take consumers.
+    expect(agents.agents.map((x) => [x.address, x.producers, x.consumers])).toEqual([
+      [p?.address, 2, 0],
+      [c?.address, 0, 2],
+      [both?.address, 1, 1],
+    ]);
+    const summary = run.summary!;
+    const sum = (side: 'produced' | 'consumed') => agents.agents.reduce((n, x) => n + x[side].records, 0);
+    expect(sum('produced')).toBe(summary.produced.records);
+    expect(sum('consumed')).toBe(summary.consumed.records);
+    expect(merged(agents, 'produced').summaryMs()).toEqual(summary.publishLatencyMs);
+    expect(merged(agents, 'consumed').summaryMs()).toEqual(summary.endToEndLatencyMs);
+    // Producers on one agent, consumers on another: the clocks agree, so does the latency.
+    expect(agents.e2eClockUncertaintyMs).toBeLessThan(50);
+    expect(summary.endToEndLatencyMs?.p50).toBeLessThan(100);
+  });
+
+  it('takes the agents, their token file and their CA from the profile, and speaks TLS to them', async () => {
+    const { home, token, file } = await setup(SCENARIO.replace('target: bundled\n', ''));
+    const tls = throwawayTls(['127.0.0.1']);
+    const [ca, cert, key] = ['ca.pem', 'cert.pem', 'key.pem'].map((f) => path.join(home, f)) as [
+      string,
+      string,
+      string,
+    ];
+    await Promise.all([
+      writeFile(ca, tls.ca),
+      writeFile(cert, tls.cert),
+      writeFile(key, tls.key, { mode: 0o600 }),
+    ]);
+    const agent = await startAgent(home, [
+      '--token-file',
+      token,
+      '--name',
+      'secure',
+      '--tls-cert',
+      cert,
+      '--tls-key',
+      key,
+    ]);
+    const broker = spawn(
+      process.execPath,
+      [MAIN, 'broker', '--port', String(await freePort()), '--data-dir', path.join(home, 'broker')],
+      {
+        cwd: REPO,
+        env: env(home),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const brokerExited = once(broker, 'exit');
+    cleanups.push(async () => {
+      if (broker.exitCode === null) {
+        broker.kill('SIGTERM');
+        await brokerExited;
+      }
+    });
+    const [line] = (await once(createInterface({ input: broker.stdout! }), 'line')) as [string];
+    const bootstrap = /^node 1 (127\.0\.0\.1:\d+) pid/.exec(line)?.[1];
+    expect(bootstrap, line).toBeDefined();
+    const profiles = path.join(home, 'profiles');
+    await mkdir(profiles, { mode: 0o700 });
+    await writeFile(
+      path.join(profiles, 'fleet.json'),
+      JSON.stringify({
+        name: 'fleet',
+        bootstrap,
+        agents: [agent.address],
+        agentTokenFile: token,
+        agentTls: { ca },
+      }),
+      { mode: 0o600 },
+    );
+    const result = await kbench(home, ['run', file, '--target', 'fleet', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const run = JSON.parse(result.stdout) as RunRecord;
+    expect(run.environment.profile).toBe('fleet');
+    const [only] = agentsOf(run).agents;
+    expect([only?.name, only?.producers, only?.consumers]).toEqual(['secure', 2, 2]);
+    expect(only?.produced.records).toBe(run.summary?.produced.records);
   });
 
   for (const onLoss of ['fail', 'continue'] as const) {
