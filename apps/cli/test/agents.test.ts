@@ -92,6 +92,39 @@ function kbench(home: string, args: string[], timeoutMs = 180_000): Promise<CliR
   });
 }
 
+/** `kbench run ARGS --json` as a child: its exit code (within a minute), its output, and when load is measured. */
+function spawnRun(home: string, args: string[]) {
+  const child = spawn(process.execPath, [MAIN, 'run', ...args, '--json'], {
+    cwd: REPO,
+    env: env(home),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = once(child, 'exit') as Promise<[number | null]>;
+  cleanups.push(async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d) => {
+    stdout += String(d);
+  });
+  const measuring = new Promise<void>((resolve) => {
+    child.stderr?.on('data', (d) => {
+      stderr += String(d);
+      if (/measuring/.test(stderr)) resolve();
+    });
+    void exited.then(() => resolve());
+  });
+  const exit = Promise.race([
+    exited.then(([code]) => code),
+    new Promise<number>((resolve) => setTimeout(() => resolve(-1), 60_000)),
+  ]);
+  return { measuring, exit, stdout: () => stdout, stderr: () => stderr };
+}
+
 const SCENARIO = `name: agents
 driver: native
 target: bundled
@@ -297,60 +330,81 @@ describe('kbench run --agents', () => {
     expect(only?.produced.records).toBe(run.summary?.produced.records);
   });
 
-  for (const onLoss of ['fail', 'continue'] as const) {
-    it(`records an agent killed mid-run and ${onLoss === 'fail' ? 'fails the run' : 'goes on without it'} (onLoss ${onLoss})`, async () => {
+  const LOSSES = [
+    { onLoss: 'fail', how: 'killed', signal: 'SIGKILL', reason: /^connection/ },
+    { onLoss: 'continue', how: 'killed', signal: 'SIGKILL', reason: /^connection/ },
+    // Stopped, not dead: its connection stays open and its answers stop.
+    {
+      onLoss: 'fail',
+      how: 'frozen',
+      signal: 'SIGSTOP',
+      reason: /^no answer within 1000 ms \(agents\.lossTimeoutMs\)$/,
+    },
+  ] as const;
+  for (const { onLoss, how, signal, reason } of LOSSES) {
+    it(`records an agent ${how} mid-run and ${onLoss === 'fail' ? 'fails the run' : 'goes on without it'} (onLoss ${onLoss})`, async () => {
       const { home, token, file } = await setup(
-        `${SCENARIO.replace('duration: 5s', 'duration: 8s')}agents: { onLoss: ${onLoss} }\n`,
+        `${SCENARIO.replace('duration: 5s', 'duration: 8s')}agents: { onLoss: ${onLoss}, lossTimeoutMs: 1000 }\n`,
       );
       const a = await startAgent(home, ['--token-file', token, '--name', 'a']);
       const b = await startAgent(home, ['--token-file', token, '--name', 'b']);
-      const child = spawn(
-        process.execPath,
-        [MAIN, 'run', file, '--agents', `${a.address},${b.address}`, '--agent-token-file', token, '--json'],
-        { cwd: REPO, env: env(home), stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      const exited = once(child, 'exit') as Promise<[number | null]>;
       cleanups.push(async () => {
-        if (child.exitCode === null) {
-          child.kill('SIGKILL');
-          await exited;
-        }
+        b.child.kill('SIGCONT');
       });
-      let stdout = '';
-      let stderr = '';
-      child.stdout?.on('data', (d) => {
-        stdout += String(d);
-      });
-      // Killed once load has gone on for a while (the progress line shows samples).
-      const loaded = new Promise<void>((resolve) => {
-        child.stderr?.on('data', (d) => {
-          stderr += String(d);
-          if (/measuring/.test(stderr)) resolve();
-        });
-      });
-      await Promise.race([loaded, exited]);
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      b.child.kill('SIGKILL');
-      const [code] = await Promise.race([
-        exited,
-        new Promise<[number]>((resolve) => setTimeout(() => resolve([-1]), 60_000)),
+      const run = spawnRun(home, [
+        file,
+        '--agents',
+        `${a.address},${b.address}`,
+        '--agent-token-file',
+        token,
       ]);
-      expect(code, stderr).toBe(onLoss === 'fail' ? 1 : 0);
-      const run = JSON.parse(stdout) as RunRecord;
-      const lost = agentsOf(run).agents.find((x) => x.name === 'b');
+      await run.measuring;
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      b.child.kill(signal);
+      const code = await run.exit;
+      expect(code, run.stderr()).toBe(onLoss === 'fail' ? 1 : 0);
+      const stored = JSON.parse(run.stdout()) as RunRecord;
+      const lost = agentsOf(stored).agents.find((x) => x.name === 'b');
       expect(lost?.lostAtMs).toBeGreaterThan(0);
-      expect(lost?.lostReason).toMatch(/connection/);
+      expect(lost?.lostReason).toMatch(reason);
       if (onLoss === 'fail') {
-        expect(run.status).toBe('failed');
-        expect(run.error).toMatch(/^agent b \(127\.0\.0\.1:\d+\) lost at \d+\.\d s into the load: /);
+        expect(stored.status).toBe('failed');
+        expect(stored.error).toMatch(/^agent b \(127\.0\.0\.1:\d+\) lost at \d+\.\d s into the load: /);
       } else {
-        expect(run.status).toBe('completed');
-        expect(agentsOf(run).agents.find((x) => x.name === 'a')?.lostAtMs).toBeNull();
-        const show = await runKbench(home, ['show', run.id]);
+        expect(stored.status).toBe('completed');
+        expect(agentsOf(stored).agents.find((x) => x.name === 'a')?.lostAtMs).toBeNull();
+        const show = await runKbench(home, ['show', stored.id]);
         expect(show.stdout).toMatch(/warning: lost an agent during the run and went on without it \(b /);
       }
     });
   }
+
+  it('refuses an agent busy with another run, naming the agent and that run, before any load', async () => {
+    const { home, token, file } = await setup(SCENARIO.replace('duration: 5s', 'duration: 10s'));
+    const agent = await startAgent(home, ['--token-file', token]);
+    const first = spawnRun(home, [file, '--agents', agent.address, '--agent-token-file', token]);
+    await first.measuring;
+    // Another history, so that the run slot does not refuse it first.
+    const other = await tempDir();
+    const second = await kbench(other, [
+      'run',
+      file,
+      '--agents',
+      agent.address,
+      '--agent-token-file',
+      token,
+      '--json',
+    ]);
+    expect(second.code).toBe(1);
+    const refused = JSON.parse(second.stdout) as RunRecord;
+    expect(refused.error).toMatch(
+      new RegExp(
+        `^agent \\S+ \\(${agent.address.replace(/\./g, '\\.')}\\): busy: run \\w+ from 127\\.0\\.0\\.1:\\d+ since `,
+      ),
+    );
+    expect(refused.summary).toBeNull();
+    expect(await first.exit).toBe(0);
+  });
 
   it('refuses usage mistakes with exit 2, naming the flag or field', async () => {
     const { home, token, file } = await setup(SCENARIO);
