@@ -38,6 +38,7 @@ Usage:
                  [--servername S] [--sasl plain|scram-sha-256|scram-sha-512 --username U
                  --password-stdin|--password-env VAR|--password P] [--sasl oauthbearer --token-file F|--token-command CMD]
                  [--max-rate N] [--description T] [--replace]
+                 [--agents [producers@|consumers@]H:P,... [--agent-token-file F] [--agent-ca F|--agent-insecure]]
   kbench profile list [--json] | show <name> [--json] | remove <name>
   kbench help [command]                              (or kbench <command> --help)
 

@@ -4,7 +4,7 @@
 // exactly), a skewed agent clock is corrected, and a killed agent ends the run as the scenario says.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -266,7 +266,7 @@ describe('kbench run --agents', () => {
     expect(summary.endToEndLatencyMs?.p50).toBeLessThan(100);
   });
 
-  it('takes the agents, their token file and their CA from the profile, and speaks TLS to them', async () => {
+  it('takes the agents, their token file and their CA from a profile (kbench profile add --agents), and speaks TLS to them', async () => {
     const { home, token, file } = await setup(SCENARIO.replace('target: bundled\n', ''));
     const tls = throwawayTls(['127.0.0.1']);
     const [ca, cert, key] = ['ca.pem', 'cert.pem', 'key.pem'].map((f) => path.join(home, f)) as [
@@ -308,19 +308,26 @@ describe('kbench run --agents', () => {
     const [line] = (await once(createInterface({ input: broker.stdout! }), 'line')) as [string];
     const bootstrap = /^node 1 (127\.0\.0\.1:\d+) pid/.exec(line)?.[1];
     expect(bootstrap, line).toBeDefined();
-    const profiles = path.join(home, 'profiles');
-    await mkdir(profiles, { mode: 0o700 });
-    await writeFile(
-      path.join(profiles, 'fleet.json'),
-      JSON.stringify({
-        name: 'fleet',
-        bootstrap,
-        agents: [agent.address],
-        agentTokenFile: token,
-        agentTls: { ca },
-      }),
-      { mode: 0o600 },
-    );
+    const added = await kbench(home, [
+      'profile',
+      'add',
+      'fleet',
+      '--bootstrap',
+      bootstrap as string,
+      '--agents',
+      agent.address,
+      '--agent-token-file',
+      token,
+      '--agent-ca',
+      ca,
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    const shown = JSON.parse((await kbench(home, ['profile', 'show', 'fleet', '--json'])).stdout);
+    expect(shown).toMatchObject({
+      agents: [{ address: agent.address, roles: ['producers', 'consumers'] }],
+      agentTokenFile: token,
+      agentTls: { ca },
+    });
     const result = await kbench(home, ['run', file, '--target', 'fleet', '--json']);
     expect(result.code, result.stderr).toBe(0);
     const run = JSON.parse(result.stdout) as RunRecord;

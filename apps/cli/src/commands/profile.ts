@@ -2,7 +2,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ProfileExistsError, ProfileStore } from '@kbench/engine';
-import { maskProfile, PASSWORD_SASL_MECHANISMS, SASL_MECHANISMS, type TargetProfile } from '@kbench/schema';
+import {
+  type AgentEndpoint,
+  maskProfile,
+  PASSWORD_SASL_MECHANISMS,
+  parseAgentsList,
+  SASL_MECHANISMS,
+  type TargetProfile,
+} from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { table } from '../format.js';
 import { UsageError } from '../usage.js';
@@ -65,6 +72,10 @@ async function add(argv: string[]): Promise<number> {
     'token-file': { type: 'string' },
     'token-command': { type: 'string' },
     'max-rate': { type: 'string' },
+    agents: { type: 'string' },
+    'agent-token-file': { type: 'string' },
+    'agent-ca': { type: 'string' },
+    'agent-insecure': { type: 'boolean' },
     replace: { type: 'boolean' },
   });
   if (positionals.length !== 1) {
@@ -126,6 +137,7 @@ async function add(argv: string[]): Promise<number> {
       );
     }
   }
+  const agents = agentFields(values);
   const input = {
     name: positionals[0],
     bootstrap: values.bootstrap,
@@ -153,6 +165,7 @@ async function add(argv: string[]): Promise<number> {
         ? { sasl: { mechanism, username: values.username ?? '', password } }
         : {}),
     ...(maxRate !== undefined ? { maxRate } : {}),
+    ...agents,
   };
   const store = new ProfileStore();
   let saved: TargetProfile;
@@ -165,6 +178,37 @@ async function add(argv: string[]): Promise<number> {
   }
   process.stderr.write(`saved profile ${saved.name} in ${store.dir} (readable by you only)\n`);
   return 0;
+}
+
+/** --agents, --agent-token-file, --agent-ca and --agent-insecure as the profile's agent fields. */
+function agentFields(values: {
+  agents?: string;
+  'agent-token-file'?: string;
+  'agent-ca'?: string;
+  'agent-insecure'?: boolean;
+}): { agents?: AgentEndpoint[]; agentTokenFile?: string; agentTls?: { ca?: string; insecure?: boolean } } {
+  const { agents: list, 'agent-token-file': tokenFile, 'agent-ca': ca, 'agent-insecure': insecure } = values;
+  if (list === undefined) {
+    if (tokenFile !== undefined || ca !== undefined || insecure)
+      throw new UsageError(
+        'kbench profile add: --agent-token-file, --agent-ca and --agent-insecure go with --agents',
+      );
+    return {};
+  }
+  let agents: AgentEndpoint[];
+  try {
+    agents = parseAgentsList(list);
+  } catch (err) {
+    throw new UsageError(`kbench profile add: --agents: ${(err as Error).message}`);
+  }
+  const caFile = file('agent-ca', ca);
+  return {
+    agents,
+    ...(tokenFile !== undefined ? { agentTokenFile: file('agent-token-file', tokenFile) } : {}),
+    ...(caFile !== undefined || insecure
+      ? { agentTls: { ...(caFile ? { ca: caFile } : {}), ...(insecure ? { insecure } : {}) } }
+      : {}),
+  };
 }
 
 function securityColumn(p: TargetProfile): string {
