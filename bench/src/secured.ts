@@ -3,6 +3,7 @@
 // scram-sha-512 } (a CA, certificate and user made for each run), the same workload, runs of the two
 // interleaved, then the kafkajs driver over the same SASL_SSL listener. Writes the "secured" section
 // of docs/benchmarks.md.
+import os from 'node:os';
 import { ScenarioRun } from '@kbench/engine';
 import { parseScenario, type RunSummary } from '@kbench/schema';
 import { BENCHMARKS_DOC, int, replaceSection } from './doc.js';
@@ -14,6 +15,8 @@ const WARMUP = '5s';
 const log = (line: string) => process.stderr.write(`[bench secured] ${line}\n`);
 
 const SECURED = { tls: true, sasl: 'scram-sha-512' } as const;
+/** The 1-minute load average before each run: other work on the machine shows in every figure. */
+const loads: number[] = [];
 
 type Row = 'native plaintext' | 'native SASL_SSL' | 'kafkajs SASL_SSL';
 
@@ -31,6 +34,7 @@ async function measure(row: Row, index: number): Promise<RunSummary> {
     warmup: WARMUP,
   });
   const runId = `benchsec${row.replace(/\W/g, '').toLowerCase()}${index}`;
+  loads.push(os.loadavg()[0] ?? 0);
   const outcome = await new ScenarioRun(scenario, { runId }).execute();
   if (outcome.status !== 'completed' || !outcome.summary)
     throw new Error(`${row} run failed: ${outcome.error}`);
@@ -71,19 +75,23 @@ async function main(): Promise<void> {
     `## The bundled broker over SASL_SSL: what encryption and authentication cost
 
 The bundled broker in the kbench process (\`target: bundled\`), plain text against
-\`cluster.security: { tls: true, sasl: scram-sha-512 }\` (TLS 1.3 by rustls on both ends, a CA,
-certificate and SCRAM user made for each run), the same workload: closed loop (\`rate: max\`), 1
-producer, 100 B values, 6 partitions, \`acks=1\`, batch 16 KB, linger 0, ${DURATION} with ${WARMUP}
-warm-up left out, a fresh broker per run; the native runs alternate plain and secured, then the kafkajs
-driver over the same secured listener.
+\`cluster.security: { tls: true, sasl: scram-sha-512 }\` (rustls on the broker and in the native engine,
+a CA, certificate and SCRAM user made for each run), the same workload: closed loop (\`rate: max\`),
+1 producer, 100 B values, 6 partitions, \`acks=1\`, batch 16 KB, linger 0, ${DURATION} with ${WARMUP}
+warm-up left out, a fresh broker per run. The native runs alternate plain and secured, then the
+kafkajs driver runs over the same secured listener.
 
 | driver and listener | rec/s, ${RUNS} runs | mean | vs native plaintext | publish p99 (last run) | client cores (last run) |
 |---|---|---|---|---|---|
 ${rows.join('\n')}
 
-**Native over SASL_SSL: ${(secured / plain).toFixed(2)}x its plaintext rate; ${(secured / kafkajs).toFixed(1)}x the kafkajs
-driver over the same listener.** Broker and clients share this machine's cores, so the encryption of
-both ends is paid from the same budget. Measured ${new Date().toISOString()}.`,
+**Native over SASL_SSL: ${(secured / plain).toFixed(2)}x its plaintext rate, and ${(secured / kafkajs).toFixed(1)}x the kafkajs driver over
+the same listener.**
+
+The broker and the clients share this machine's cores, so both ends pay for encryption from the same
+budget. The 1-minute load average before the runs was ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)} on ${os.cpus().length} cores.
+Above the core count, other work shared the machine and every figure is lower for it. Measured
+${new Date().toISOString()}.`,
   );
   log(`wrote the secured section of ${BENCHMARKS_DOC}`);
 }
