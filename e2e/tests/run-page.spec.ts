@@ -1,6 +1,6 @@
 // The run page shows what `kbench run` prints: every percentile, bytes on the wire, how hard the load
 // generator worked (with the warning when it set the pace) and the faults executed; a run that
-// measured nothing shows as failed, with the reason.
+// measured nothing shows as failed, with the reason; a bundled run over SASL_SSL shows how it connected.
 import { join } from 'node:path';
 import { History } from '@kbench/history';
 import { clientPaceWarning, parseScenario, type RunSummary } from '@kbench/schema';
@@ -148,4 +148,25 @@ test('a run that measured nothing shows as failed, with the reason, live and in 
     await expect(page.getByTestId('run-status')).toHaveText('failed');
     await expect(page.getByTestId('error')).toContainText('no measured sample: all 50 records were sent');
   }
+});
+
+test('a bundled run over SASL_SSL (cluster.security) shows its security, and no secret', async ({ page }) => {
+  await page.goto('/');
+  const [id, stored] = await finishedRun(page, {
+    name: 'secured bundled',
+    driver: 'native',
+    records: 2000,
+    producers: { count: 1, messageSize: 100 },
+    cluster: { security: { tls: true, sasl: 'scram-sha-512' } },
+  });
+  expect(stored.status, String(stored.error)).toBe('completed');
+
+  await page.goto(`/#/runs/${id}`);
+  await expect(page.getByTestId('environment').getByRole('row', { name: /^Security/ })).toContainText(
+    'SASL_SSL scram-sha-512',
+  );
+  const yaml = page.getByTestId('scenario-yaml');
+  await expect(yaml).toContainText('security:');
+  await expect(yaml).toContainText('sasl: scram-sha-512');
+  await expect(page.getByTestId('run-page')).not.toContainText('PRIVATE KEY');
 });
