@@ -413,6 +413,27 @@ describe('kbench run --agents', () => {
     expect(await first.exit).toBe(0);
   });
 
+  it('--dry-run shows how the clients would be split over the agents, without contacting them', async () => {
+    const { home, token, file } = await setup(SCENARIO);
+    const args = [
+      'run',
+      file,
+      '--dry-run',
+      '--agents',
+      'producers@10.0.0.1:7755,10.0.0.2:7755',
+      '--agent-token-file',
+      token,
+    ];
+    const json = await kbench(home, [...args, '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout).agents).toEqual([
+      { address: '10.0.0.1:7755', roles: ['producers'], producers: 1, consumers: 0 },
+      { address: '10.0.0.2:7755', roles: ['producers', 'consumers'], producers: 1, consumers: 2 },
+    ]);
+    const text = await kbench(home, args);
+    expect(text.stdout).toMatch(/^agent 10\.0\.0\.2:7755: 1 producer\(s\), 2 consumer\(s\)$/m);
+  });
+
   it('refuses usage mistakes with exit 2, naming the flag or field', async () => {
     const { home, token, file } = await setup(SCENARIO);
     const kafkajs = await kbench(home, [

@@ -1,6 +1,6 @@
 export { type Connection, createTopics, TopicExistsError } from './admin.js';
 export { API_NAMES, type ApiRange, fetchApiVersions, inferVersion } from './api-versions.js';
-export { AgentFleet, type AgentsSetup, readTokenFile } from './drivers/agents.js';
+export { AgentFleet, type AgentsSetup, agentShares, readTokenFile } from './drivers/agents.js';
 export type { LoadClients, LoadDriver } from './drivers/driver.js';
 export { captureEnvironment } from './environment.js';
 export { type HistogramBuckets, LatencyHistogram } from './histogram.js';

@@ -8,7 +8,14 @@ import {
   type SeriesItem,
   sweepSeries,
 } from '@kbench/app';
-import { assertSupported, type LiveRun, planRun, type RunPlan, readTokenFile } from '@kbench/engine';
+import {
+  agentShares,
+  assertSupported,
+  type LiveRun,
+  planRun,
+  type RunPlan,
+  readTokenFile,
+} from '@kbench/engine';
 import { History, type SlotHold } from '@kbench/history';
 import {
   type AgentEndpoint,
@@ -99,7 +106,7 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     }
     // Every target is checked before the first run starts, so a typo does not waste a run.
     for (const scenario of scenarios) assertSupported(scenario, options);
-    if (values['dry-run']) return dryRun(scenarios, json, maxRate);
+    if (values['dry-run']) return dryRun(scenarios, json, maxRate, options.agents);
     const results = await withRunSlot(
       { command: `kbench ${command}`, name: scenarios[0]?.name ?? file },
       concurrent,
@@ -126,6 +133,7 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
       items.map((i) => i.scenario),
       json,
       maxRate,
+      options.agents,
     );
   // A sweep ends at a run that does not complete: the points after it would measure a broken setup.
   const results = await withRunSlot(
@@ -262,17 +270,34 @@ export function planText(plan: RunPlan): string {
 }
 
 /** --dry-run: the plans, checked as a run would check them; nothing is created or sent. */
-function dryRun(scenarios: Scenario[], json: boolean, maxRate: number | undefined): number {
-  const plans = scenarios.map((s) => ({
-    scenario: s.name,
-    plan: planRun(s, maxRate === undefined ? {} : { maxRate }),
-  }));
+function dryRun(
+  scenarios: Scenario[],
+  json: boolean,
+  maxRate: number | undefined,
+  agents: AgentEndpoint[] | undefined,
+): number {
+  const plans = scenarios.map((s) => {
+    const plan = planRun(s, maxRate === undefined ? {} : { maxRate });
+    if (!agents) return { scenario: s.name, plan };
+    // The --agents split (a profile's agents are split the same way when the run starts).
+    const split = agentShares(agents, s.producers.count, s.consumers.count, s.consumers.groups);
+    return {
+      scenario: s.name,
+      plan: { ...plan, agents: agents.map((a, i) => ({ ...a, ...split[i] })) },
+    };
+  });
   if (json) {
     process.stdout.write(`${JSON.stringify(plans.length === 1 ? plans[0]?.plan : plans, null, 2)}\n`);
     return 0;
   }
   const out = ['dry run: nothing is created or sent, and kbench does not connect to the target.'];
-  for (const { scenario, plan } of plans) out.push(`\n${scenario}\n${planText(plan)}`);
+  for (const { scenario, plan } of plans) {
+    const agentRows =
+      'agents' in plan
+        ? plan.agents.map((a) => `agent ${a.address}: ${a.producers} producer(s), ${a.consumers} consumer(s)`)
+        : [];
+    out.push(`\n${scenario}\n${planText(plan)}${agentRows.map((r) => `\n${r}`).join('')}`);
+  }
   process.stdout.write(`${out.join('\n')}\n`);
   return 0;
 }

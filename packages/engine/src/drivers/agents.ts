@@ -83,6 +83,28 @@ export function readTokenFile(file: string, field: string): string {
   }
 }
 
+/**
+ * How many producers and consumers each agent runs: producers over the agents that take them with
+ * shares(), each group's consumers likewise (as AgentFleet splits them; a dry run shows it).
+ */
+export function agentShares(
+  endpoints: AgentEndpoint[],
+  producers: number,
+  consumers: number,
+  groups: number,
+): { producers: number; consumers: number }[] {
+  const out = endpoints.map(() => ({ producers: 0, consumers: 0 }));
+  for (const role of ['producers', 'consumers'] as const) {
+    const takers = endpoints.flatMap((e, i) => (e.roles.includes(role) ? [i] : []));
+    const count = role === 'producers' ? producers : consumers;
+    for (let g = 0; g < (role === 'producers' ? 1 : groups); g++)
+      shares(count, takers.length).forEach((n, k) => {
+        (out[takers[k] as number] as { producers: number; consumers: number })[role] += n;
+      });
+  }
+  return out;
+}
+
 /** Wall clock in µs since the epoch, to the fraction. */
 function nowMicros(): number {
   return (performance.timeOrigin + performance.now()) * 1000;
