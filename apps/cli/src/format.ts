@@ -163,19 +163,18 @@ export function faultsText(faults: FaultEvent[] | undefined): string {
 /** The run's load agents, one row each (what it ran, its clock, what it did), with any loss; empty without agents. */
 export function agentsText(agents: AgentsRun | undefined): string {
   if (!agents || agents.agents.length === 0) return '';
+  // Two decimals, and no "-0.00" for an offset that rounds to nothing.
+  const ms2 = (ms: number) => fmtNumber(Math.abs(ms) < 0.005 ? 0 : ms, 2);
   const rows = [
     [
       'agent',
       'address',
       'host',
-      'producers',
-      'consumers',
+      'clients',
       'clock offset',
       'produced',
-      'rec/s',
       'publish p99',
       'consumed',
-      'rec/s',
       'e2e p99',
       'lost',
     ],
@@ -183,20 +182,18 @@ export function agentsText(agents: AgentsRun | undefined): string {
       a.name,
       a.address,
       a.host,
-      String(a.producers),
-      String(a.consumers),
-      `${fmtNumber(a.clockOffsetMs, 1)} ± ${fmtNumber(a.clockUncertaintyMs, 2)} ms`,
-      fmtNumber(a.produced.records),
-      fmtNumber(a.produced.recordsPerSec),
+      `${a.producers} p, ${a.consumers} c`,
+      `${ms2(a.clockOffsetMs)} ± ${ms2(a.clockUncertaintyMs)} ms`,
+      `${fmtNumber(a.produced.recordsPerSec)} rec/s`,
       fmtMs(a.produced.latencyMs?.p99),
-      fmtNumber(a.consumed.records),
-      fmtNumber(a.consumed.recordsPerSec),
+      `${fmtNumber(a.consumed.recordsPerSec)} rec/s`,
       fmtMs(a.consumed.latencyMs?.p99),
       a.lostAtMs === null ? '-' : `at ${fmtNumber(a.lostAtMs / 1000, 1)} s: ${a.lostReason ?? ''}`,
     ]),
   ];
   const lost = agentLossWarning(agents);
-  return `\n\nload agents (end-to-end latency right to within ${fmtNumber(agents.e2eClockUncertaintyMs, 2)} ms of clock uncertainty; on loss: ${agents.onLoss}):\n${fitTable(rows, ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'])}${lost ? `\nwarning: ${lost}` : ''}`;
+  const head = `load agents (clients: producers p, consumers c; end-to-end latency right to within ${ms2(agents.e2eClockUncertaintyMs)} ms of clock uncertainty; on loss: ${agents.onLoss}):`;
+  return `\n\n${head}\n${fitTable(rows, ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'])}${lost ? `\nwarning: ${lost}` : ''}`;
 }
 
 /** Kafka client properties as `name=value` pairs, or '-' for none. */

@@ -188,8 +188,15 @@ describe('kbench run --agents', () => {
     // kbench show prints the breakdown.
     const show = await runKbench(home, ['show', run.id]);
     expect(show.code).toBe(0);
-    expect(show.stdout).toMatch(/load agents \(end-to-end latency right to within/);
-    expect(show.stdout).toMatch(new RegExp(`\\ba +${a.address.replace(/\./g, '\\.')} `));
+    expect(show.stdout).toMatch(
+      /load agents \(clients: producers p, consumers c; end-to-end latency right to within/,
+    );
+    const row = (x: (typeof agents.agents)[number]) =>
+      new RegExp(
+        `^${x.name} +${x.address.replace(/\./g, '\\.')} +\\S+ +${x.producers} p, ${x.consumers} c +-?[\\d.]+ ± [\\d.]+ ms +[\\d,.]+ rec/s`,
+        'm',
+      );
+    for (const x of agents.agents) expect(show.stdout).toMatch(row(x));
   });
 
   it('corrects end-to-end latency by the measured offset of a skewed agent clock', async () => {
