@@ -2,7 +2,7 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { blobValue, DuckDBBlobValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type {
   Environment,
   FaultEvent,
@@ -53,6 +53,17 @@ export interface RunEnd {
   environment?: Environment;
   /** The faults the run executed. */
   faults?: FaultEvent[];
+}
+
+/**
+ * A sample's latency histograms as stored: opaque bytes in the engine's compact encoding
+ * (@kbench/engine histogram-codec), null when that side recorded nothing in the interval.
+ */
+export interface SampleHistograms {
+  t: number;
+  warmup: boolean;
+  publish: Uint8Array | null;
+  e2e: Uint8Array | null;
 }
 
 /** Rows per INSERT when appending samples (17 parameters each). */
@@ -134,6 +145,46 @@ export class History {
         }
       }),
     );
+  }
+
+  /** Adds samples' histograms to a run in one transaction; a t already stored is replaced. */
+  appendHistograms(runId: string, rows: SampleHistograms[]): Promise<void> {
+    if (rows.length === 0) return Promise.resolve();
+    const byT = new Map<number, SampleHistograms>();
+    for (const row of rows) byT.set(row.t, row);
+    const unique = [...byT.values()];
+    const blob = (bytes: Uint8Array | null) => (bytes === null ? null : blobValue(bytes));
+    return this.use((connection) =>
+      inTransaction(connection, async () => {
+        await requireRun(connection, runId);
+        for (let start = 0; start < unique.length; start += SAMPLE_ROWS_PER_INSERT) {
+          const chunk = unique.slice(start, start + SAMPLE_ROWS_PER_INSERT);
+          const placeholders = chunk.map(
+            (_, r) => `(${[1, 2, 3, 4, 5].map((c) => `$${r * 5 + c}`).join(', ')})`,
+          );
+          await connection.run(
+            `INSERT OR REPLACE INTO sample_histograms (run_id, t, warmup, publish, e2e) VALUES ${placeholders.join(', ')}`,
+            chunk.flatMap((row) => [runId, row.t, row.warmup, blob(row.publish), blob(row.e2e)]),
+          );
+        }
+      }),
+    );
+  }
+
+  /** A run's stored sample histograms in time order (empty for a run stored without them). */
+  getHistograms(runId: string): Promise<SampleHistograms[]> {
+    return this.use(async (connection) => {
+      const reader = await connection.runAndReadAll(
+        'SELECT t, warmup, publish, e2e FROM sample_histograms WHERE run_id = $1 ORDER BY t',
+        [runId],
+      );
+      return reader.getRows().map(([t, warmup, publish, e2e]) => ({
+        t: Number(t),
+        warmup: warmup === true,
+        publish: blobBytes(publish),
+        e2e: blobBytes(e2e),
+      }));
+    });
   }
 
   /** Records how a run ended and its summary. */
@@ -240,6 +291,7 @@ export class History {
     return this.use((connection) =>
       inTransaction(connection, async () => {
         await connection.run('DELETE FROM samples WHERE run_id = $1', [runId]);
+        await connection.run('DELETE FROM sample_histograms WHERE run_id = $1', [runId]);
         await connection.run('DELETE FROM concurrent_runs WHERE run_id = $1', [runId]);
         const result = await connection.run('DELETE FROM runs WHERE id = $1', [runId]);
         return result.rowsChanged > 0;
@@ -277,6 +329,12 @@ export class History {
   private use<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
     return withConnection(this.path, this.session, work);
   }
+}
+
+function blobBytes(value: DuckDBValue | undefined): Uint8Array | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof DuckDBBlobValue) return value.bytes;
+  throw new Error(`a stored histogram is not a BLOB: ${String(value)}`);
 }
 
 /** Both directions of each pair; a pair already stored stays as it is. */

@@ -92,6 +92,24 @@ export const MIGRATIONS: readonly Migration[] = [
       `UPDATE runs SET series = list_filter(from_json(tags, '["VARCHAR"]'), t -> starts_with(t, 'reproduce:'))[1]`,
     ],
   },
+  {
+    version: 5,
+    description: "each sample's latency histograms",
+    statements: [
+      // One row per sample that measured a latency: the interval's publish and end-to-end
+      // histograms in the engine's compact encoding (histogram-codec.ts: varint bucket deltas and
+      // counts, then sum and max), null when that side recorded nothing. The whole-run summary is
+      // their merge, so percentiles of any window are computed from these, exactly.
+      `CREATE TABLE sample_histograms (
+        run_id VARCHAR NOT NULL,
+        t DOUBLE NOT NULL,
+        warmup BOOLEAN NOT NULL,
+        publish BLOB,
+        e2e BLOB,
+        PRIMARY KEY (run_id, t)
+      )`,
+    ],
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
