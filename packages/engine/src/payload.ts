@@ -9,6 +9,7 @@ import {
   meanMessageSize,
   messageSizeBounds,
   type Scenario,
+  seededRandom,
 } from '@kbench/schema';
 
 const POOL_BYTES = 1024 * 1024;
@@ -17,18 +18,6 @@ export const TIMESTAMP_BYTES = 8;
 /** Wall-clock time in microseconds with sub-millisecond resolution. */
 export function nowMicros(): number {
   return (performance.timeOrigin + performance.now()) * 1000;
-}
-
-/** A small seeded generator of uniform numbers in [0, 1) (mulberry32), so sizes repeat run to run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
