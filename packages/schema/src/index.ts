@@ -17,5 +17,6 @@ export * from './reproduction.js';
 export * from './run.js';
 export * from './run-text.js';
 export * from './scenario.js';
+export * from './trend.js';
 export * from './units.js';
 export * from './words.js';

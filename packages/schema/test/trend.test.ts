@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { bestIndex, buildTrend, isImprovement, type RunListItem, type RunSummary } from '../src/index.js';
+
+function summary(rate: number, p99: number, busy: number | null = 0.3): RunSummary {
+  const latency = {
+    count: 10,
+    p50: p99 / 2,
+    p75: p99,
+    p95: p99,
+    p99,
+    p999: p99,
+    p9999: p99,
+    max: p99,
+    mean: p99 / 2,
+    worst10Mean: p99,
+  };
+  return {
+    measuredSeconds: 5,
+    produced: {
+      records: rate * 5,
+      recordsPerSec: rate,
+      mbPerSec: rate / 10_000,
+      wireMbPerSec: null,
+      errors: 0,
+    },
+    consumed: { records: 0, recordsPerSec: 0, mbPerSec: 0 },
+    publishLatencyMs: latency,
+    endToEndLatencyMs: null,
+    client: { cpuCores: 1, includesBroker: true, producerBusy: busy, consumerBusy: null },
+  };
+}
+
+function run(i: number, s: RunSummary, extra: Partial<RunListItem> = {}): RunListItem {
+  return {
+    id: `run-${i}`,
+    status: 'completed',
+    source: null,
+    summary: s,
+    error: null,
+    startedAt: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
+    finishedAt: null,
+    tags: [],
+    notes: '',
+    name: 'steady',
+    target: 'bundled',
+    driver: 'native',
+    ...extra,
+  };
+}
+
+describe('bestIndex: the best run rule', () => {
+  it('takes the lowest value for a latency', () => {
+    expect(bestIndex([4, 2.5, 3, null], 'lower')).toBe(1);
+  });
+
+  it('takes the highest value for a rate', () => {
+    expect(bestIndex([1000, 1200, null, 900], 'higher')).toBe(1);
+  });
+
+  it('takes the earliest of equal values, passes over skipped runs, and is null without a value', () => {
+    expect(bestIndex([5, 5, 5], 'higher')).toBe(0);
+    expect(bestIndex([1, 9, 3], 'higher', new Set([1]))).toBe(2);
+    expect(bestIndex([null, null], 'lower')).toBeNull();
+  });
+
+  it('calls a falling latency and a rising rate improvements', () => {
+    expect(isImprovement(10, 8, 'lower')).toBe(true);
+    expect(isImprovement(10, 8, 'higher')).toBe(false);
+  });
+});
+
+describe('buildTrend', () => {
+  const rates = [1000, 1010, 990, 1005, 995, 1000, 700, 705, 695, 702, 698, 700];
+  const runs = rates.map((rate, i) => run(i, summary(rate, 5 + (i % 2))));
+
+  it('finds the drop in produced rec/s at the first slow run and calls it worse', () => {
+    const trend = buildTrend('steady', 'bundled', runs);
+    const produced = trend.series.find((s) => s.metric === 'produced.recordsPerSec');
+    expect(produced?.values).toEqual(rates);
+    expect(produced?.changePoints.map((c) => [c.runId, c.verdict])).toEqual([['run-6', 'worse']]);
+    expect(produced?.changePoints[0]?.changePercent).toBeCloseTo(-30, 0);
+  });
+
+  it('picks the highest rate and the lowest p99 as best, leaving out a run that shared the machine', () => {
+    const shared = [...runs, run(12, summary(5000, 0.1), { concurrentWith: ['other'] })];
+    const trend = buildTrend('steady', 'bundled', shared);
+    expect(trend.series.find((s) => s.metric === 'produced.recordsPerSec')?.best).toEqual({
+      runId: 'run-1',
+      value: 1010,
+    });
+    expect(trend.series.find((s) => s.metric === 'publishLatencyMs.p99')?.best).toEqual({
+      runId: 'run-0',
+      value: 5,
+    });
+    expect(trend.runs.at(-1)?.concurrentWith).toEqual(['other']);
+  });
+
+  it('marks a run whose load thread set the pace, and keeps only the metrics asked for', () => {
+    const trend = buildTrend('steady', 'bundled', [run(0, summary(100, 1, 0.97))], ['publishLatencyMs.p50']);
+    expect(trend.runs[0]?.clientPaced).toMatch(/producer thread 97% busy/);
+    expect(trend.series.map((s) => s.metric)).toEqual(['publishLatencyMs.p50']);
+  });
+
+  it('gives null for a figure a run does not have (no consumers, no end-to-end latency)', () => {
+    const trend = buildTrend('steady', 'bundled', runs.slice(0, 2));
+    expect(trend.series.find((s) => s.metric === 'endToEndLatencyMs.p99')?.values).toEqual([null, null]);
+    expect(trend.series.find((s) => s.metric === 'endToEndLatencyMs.p99')?.best).toBeNull();
+  });
+});
