@@ -36,3 +36,4 @@ export {
   sweepSeries,
   withRunSlot,
 } from './series.js';
+export { loadTrend, TrendError, type TrendRequest } from './trend.js';
