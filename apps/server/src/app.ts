@@ -14,6 +14,7 @@ import { reproductionRoutes } from './routes/reproductions.js';
 import { runEventRoutes } from './routes/run-events.js';
 import { runRoutes } from './routes/runs.js';
 import { scenarioRoutes } from './routes/scenarios.js';
+import { trendRoutes } from './routes/trends.js';
 import { loopbackGuard } from './security.js';
 import { webApp } from './web.js';
 
@@ -85,6 +86,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(profileRoutes);
   await app.register(runEventRoutes);
   await app.register(chartRoutes);
+  await app.register(trendRoutes);
   await app.register(webApp, opts.webDist ? { webDist: opts.webDist } : {});
   return app;
 }

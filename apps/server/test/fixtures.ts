@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { History } from '@kbench/history';
-import { parseScenario, type RunRecord, type Sample } from '@kbench/schema';
+import { parseScenario, type RunRecord, type RunSummary, type Sample } from '@kbench/schema';
 
 export interface Workspace {
   dir: string;
@@ -60,7 +60,7 @@ export async function storeFinishedRun(
   history: History,
   id: string,
   name: string,
-  opts: { finish?: boolean } = {},
+  opts: { finish?: boolean; summary?: RunSummary } = {},
 ): Promise<RunRecord> {
   const record: RunRecord = {
     id,
@@ -88,7 +88,7 @@ export async function storeFinishedRun(
   await history.createRun(record);
   await history.appendSamples(id, [sample(1, 500), sample(2, 1000), sample(3, 1200)]);
   if (opts.finish === false) return record;
-  const summary = {
+  const summary: RunSummary = opts.summary ?? {
     measuredSeconds: 2,
     produced: { records: 2200, recordsPerSec: 1100, mbPerSec: 0.105, wireMbPerSec: null, errors: 0 },
     consumed: { records: 2200, recordsPerSec: 1100, mbPerSec: 0.105 },
