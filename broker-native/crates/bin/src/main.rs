@@ -17,8 +17,11 @@
 //! plain|scram-sha-256|scram-sha-512[,...] --user NAME:PASSWORD` (repeatable). The listener is then
 //! SSL, SASL_PLAINTEXT or SASL_SSL; cluster nodes replicate over a plaintext port of their own.
 //!
-//! Prints `node <id> <host>:<port> pid <pid>` per node once listening, then
-//! serves until SIGINT or SIGTERM and shuts down cleanly.
+//! Metrics: `--metrics HOST:PORT` (off by default; say 127.0.0.1:PORT) serves `GET /metrics` in the
+//! Prometheus text format: every node of this process, labelled `node="N"` (docs/broker.md).
+//!
+//! Prints `node <id> <host>:<port> pid <pid>` per node once listening (then `metrics <host>:<port>`
+//! with `--metrics`), then serves until SIGINT or SIGTERM and shuts down cleanly.
 
 use kbench_broker_core::cluster::ClusterOptions;
 use kbench_broker_core::launcher::{Cluster, ClusterSpec};
@@ -35,7 +38,8 @@ const USAGE: &str = "usage: kbench-broker --port PORT --data-dir DIR [--host HOS
        [--connections-max-idle-ms MS] [--frame-timeout-ms MS] [--queued-max-request-bytes N]
        [--max-partitions-per-topic N] [--max-partitions N]
        [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
-       [--sasl plain|scram-sha-256|scram-sha-512[,...] --user NAME:PASSWORD...]";
+       [--sasl plain|scram-sha-256|scram-sha-512[,...] --user NAME:PASSWORD...]
+       [--metrics HOST:PORT]";
 
 #[derive(Debug)]
 struct Options {
@@ -63,6 +67,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
     let (mut tls_cert, mut tls_key, mut tls_ca) = (None, None, None);
     let mut mechanisms: Vec<SaslMechanism> = Vec::new();
     let mut users = Vec::new();
+    let mut config_metrics = None;
     let mut args = args;
     while let Some(flag) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
@@ -126,6 +131,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
                     }
                 }
             }
+            "--metrics" => config_metrics = Some(metrics_address(&value("--metrics")?)?),
             "--user" => {
                 let user =
                     Security::parse_user(&value("--user")?).map_err(|e| format!("--user: {e}"))?;
@@ -149,6 +155,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
     config.node_id = node_id;
     config.auto_create_topics = auto_create;
     config.fsync = fsync;
+    config.metrics = config_metrics;
     limits.check().map_err(|e| e.to_string())?;
     config.limits = limits;
     config.security.tls = match (tls_cert, tls_key) {
@@ -176,6 +183,16 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
         session_timeout_ms,
         replica_lag_ms,
     })
+}
+
+/// `HOST:PORT` for `--metrics`, checked before anything binds.
+fn metrics_address(value: &str) -> Result<String, String> {
+    let bad = || format!("--metrics: expected HOST:PORT, such as 127.0.0.1:9644 (got {value:?})");
+    let (host, port) = value.rsplit_once(':').ok_or_else(bad)?;
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err(bad());
+    }
+    Ok(value.to_string())
 }
 
 fn main() -> ExitCode {
@@ -212,6 +229,13 @@ fn announce(id: i32, host: &str, port: u16) -> std::io::Result<()> {
     out.flush()
 }
 
+fn announce_metrics(addr: Option<std::net::SocketAddr>) -> std::io::Result<()> {
+    let Some(addr) = addr else { return Ok(()) };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "metrics {addr}")?;
+    out.flush()
+}
+
 async fn serve(options: Options) -> Result<(), kbench_broker_core::Error> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut terminate = signal(SignalKind::terminate())?;
@@ -232,10 +256,12 @@ async fn serve(options: Options) -> Result<(), kbench_broker_core::Error> {
         spec.auto_create_topics = options.config.auto_create_topics;
         spec.limits = options.config.limits.clone();
         spec.security = options.config.security.clone();
+        spec.metrics = options.config.metrics.clone();
         let cluster = Cluster::start(spec).await?;
         for (id, host, port) in cluster.nodes() {
             announce(id, &host, port)?;
         }
+        announce_metrics(cluster.metrics_addr())?;
         stopped.await;
         return cluster.stop().await;
     }
@@ -251,6 +277,7 @@ async fn serve(options: Options) -> Result<(), kbench_broker_core::Error> {
     )
     .await?;
     announce(broker.node_id(), broker.host(), broker.port())?;
+    announce_metrics(broker.metrics_addr())?;
     stopped.await;
     broker.stop().await
 }
@@ -318,6 +345,28 @@ mod tests {
             let all: Vec<&str> = base.iter().chain(extra).copied().collect();
             let err = parse_args(args(&all)).unwrap_err();
             assert!(err.contains(expected), "{extra:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn parses_metrics_and_names_a_bad_address() {
+        let options = parse_args(args(&[
+            "--port",
+            "1",
+            "--data-dir",
+            "/t",
+            "--metrics",
+            "127.0.0.1:0",
+        ]))
+        .unwrap();
+        assert_eq!(options.config.metrics.as_deref(), Some("127.0.0.1:0"));
+        for bad in ["9644", ":9644", "127.0.0.1:http", "127.0.0.1:70000"] {
+            let err = parse_args(args(&["--port", "1", "--data-dir", "/t", "--metrics", bad]))
+                .unwrap_err();
+            assert!(
+                err.contains("--metrics") && err.contains("HOST:PORT"),
+                "{bad}: {err}"
+            );
         }
     }
 

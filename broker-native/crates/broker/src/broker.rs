@@ -111,7 +111,16 @@ impl Broker {
 
     /// This node's traffic and storage figures.
     pub fn stats(&self) -> StatsSnapshot {
-        self.stats
-            .snapshot(self.log.size_bytes(), self.log.storage_stats())
+        let partitions = self
+            .log
+            .topics()
+            .iter()
+            .map(|t| t.partitions.len())
+            .sum::<usize>();
+        self.stats.snapshot(
+            self.log.size_bytes(),
+            partitions as u64,
+            self.log.storage_stats(),
+        )
     }
 }

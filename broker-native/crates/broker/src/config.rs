@@ -186,6 +186,8 @@ pub struct BrokerConfig {
     pub retention_check_interval: Duration,
     /// TLS and SASL on the client listener (none: PLAINTEXT).
     pub security: Security,
+    /// `HOST:PORT` to serve `GET /metrics` on (Prometheus text); none: off.
+    pub metrics: Option<String>,
 }
 
 /// The client listener's security: TLS (SSL), SASL, both (SASL_SSL) or
@@ -313,6 +315,7 @@ impl BrokerConfig {
             cluster_id: "kbench-cluster".to_string(),
             retention_check_interval: DEFAULT_RETENTION_CHECK_INTERVAL,
             security: Security::default(),
+            metrics: None,
         }
     }
 }

@@ -7,8 +7,11 @@ use crate::cluster::node::{ClusterOptions, DEFAULT_REPLICA_LAG_MS, DEFAULT_SESSI
 use crate::config::{BrokerConfig, FsyncPolicy, Limits, Security};
 use crate::error::{Error, Result};
 use crate::lifecycle::{start_with, BrokerHandle};
+use crate::metrics::{Collect, MetricsServer};
 use crate::stats::StatsSnapshot;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 
@@ -29,6 +32,9 @@ pub struct ClusterSpec {
     /// Each node's client listener: TLS and SASL (replicas fetch over a
     /// plaintext listener of their own).
     pub security: Security,
+    /// `HOST:PORT` to serve every node's figures on at `GET /metrics`
+    /// (one endpoint, a `node` label per node); none: off.
+    pub metrics: Option<String>,
 }
 
 impl ClusterSpec {
@@ -44,6 +50,7 @@ impl ClusterSpec {
             auto_create_topics: false,
             limits: Limits::default(),
             security: Security::default(),
+            metrics: None,
         }
     }
 
@@ -86,7 +93,8 @@ struct Slot {
 
 pub struct Cluster {
     spec: ClusterSpec,
-    slots: Vec<Slot>,
+    slots: Vec<Arc<Slot>>,
+    metrics: Option<MetricsServer>,
     groups: std::sync::Arc<kbench_group::GroupCoordinator>,
 }
 
@@ -105,8 +113,14 @@ impl Cluster {
             kbench_group::GroupConfig::default(),
         )
         .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
+        // Bound first: a taken address fails the start before any node runs.
+        let metrics_listener = match &spec.metrics {
+            Some(addr) => Some(crate::metrics::bind(addr).await?),
+            None => None,
+        };
         let mut cluster = Cluster {
             slots: Vec::new(),
+            metrics: None,
             groups,
             spec,
         };
@@ -117,13 +131,21 @@ impl Cluster {
                 base => base + i as u16,
             };
             let handle = cluster.launch(id, port).await?;
-            cluster.slots.push(Slot {
+            cluster.slots.push(Arc::new(Slot {
                 id,
                 port: handle.port(),
                 handle: Mutex::new(Some(handle)),
-            });
+            }));
         }
         cluster.wait_all_alive(Duration::from_secs(10)).await?;
+        if let Some(listener) = metrics_listener {
+            let slots = cluster.slots.clone();
+            let collect: Collect = Arc::new(move || {
+                let slots = slots.clone();
+                Box::pin(async move { stats_of(&slots).await })
+            });
+            cluster.metrics = Some(MetricsServer::serve(listener, collect)?);
+        }
         Ok(cluster)
     }
 
@@ -186,6 +208,7 @@ impl Cluster {
         self.slots
             .iter()
             .find(|s| s.id == id)
+            .map(|s| &**s)
             .ok_or_else(|| Error::InvalidOption {
                 name: "node",
                 message: format!("no node {id} (nodes are 1..={})", self.slots.len()),
@@ -244,17 +267,19 @@ impl Cluster {
 
     /// Stats of every running node, by id.
     pub async fn stats(&self) -> Vec<(i32, StatsSnapshot)> {
-        let mut out = Vec::new();
-        for slot in &self.slots {
-            if let Some(h) = slot.handle.lock().await.as_ref() {
-                out.push((slot.id, h.stats()));
-            }
-        }
-        out
+        stats_of(&self.slots).await
+    }
+
+    /// Where `GET /metrics` is served, when `spec.metrics` asked for it.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref().map(MetricsServer::local_addr)
     }
 
     /// Stops every node cleanly.
     pub async fn stop(&self) -> Result<()> {
+        if let Some(metrics) = &self.metrics {
+            metrics.stop();
+        }
         for slot in &self.slots {
             if let Some(h) = slot.handle.lock().await.take() {
                 h.stop().await?;
@@ -263,4 +288,14 @@ impl Cluster {
         self.groups.shutdown();
         Ok(())
     }
+}
+
+async fn stats_of(slots: &[Arc<Slot>]) -> Vec<(i32, StatsSnapshot)> {
+    let mut out = Vec::new();
+    for slot in slots {
+        if let Some(h) = slot.handle.lock().await.as_ref() {
+            out.push((slot.id, h.stats()));
+        }
+    }
+    out
 }

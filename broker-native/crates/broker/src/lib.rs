@@ -16,6 +16,7 @@ pub mod error;
 pub mod handlers;
 pub mod launcher;
 pub mod lifecycle;
+pub mod metrics;
 pub mod pause;
 pub mod producer_ids;
 pub mod security;

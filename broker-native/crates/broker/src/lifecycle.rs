@@ -6,7 +6,9 @@ use crate::broker::{Broker, BrokerParts};
 use crate::cluster::{ClusterNode, ClusterOptions};
 use crate::config::BrokerConfig;
 use crate::error::{Error, Result};
+use crate::metrics::{Collect, MetricsServer};
 use crate::stats::StatsSnapshot;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -23,6 +25,8 @@ pub struct BrokerHandle {
     background: Vec<JoinHandle<()>>,
     /// False when the group coordinator is shared with other nodes.
     owns_groups: bool,
+    /// `GET /metrics`, when `config.metrics` asks for it.
+    metrics: Option<MetricsServer>,
 }
 
 /// Binds the listener, opens storage and starts serving on the current
@@ -44,6 +48,10 @@ pub async fn start_with(
     let security = Arc::new(crate::security::Listener::open(&config.security)?);
     let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
     let port = listener.local_addr()?.port();
+    let metrics_listener = match &config.metrics {
+        Some(addr) => Some(crate::metrics::bind(addr).await?),
+        None => None,
+    };
     let owns_groups = parts.groups.is_none();
     if let Some(options) = cluster {
         parts.cluster = Some(ClusterNode::new(config.node_id, options)?);
@@ -90,6 +98,17 @@ pub async fn start_with(
         .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))??;
         background.push(crate::cluster::spawn(node, broker.log.clone()));
     }
+    let metrics = match metrics_listener {
+        Some(listener) => {
+            let (b, n) = (broker.clone(), node.clone());
+            let collect: Collect = Arc::new(move || {
+                let figures = vec![(b.config.node_id, node_stats(&b, n.as_ref()))];
+                Box::pin(std::future::ready(figures))
+            });
+            Some(MetricsServer::serve(listener, collect)?)
+        }
+        None => None,
+    };
     let (tx, rx) = oneshot::channel::<()>();
     let server = tokio::spawn(crate::server::run(
         listener,
@@ -106,7 +125,17 @@ pub async fn start_with(
         server: tokio::sync::Mutex::new(Some(server)),
         background,
         owns_groups,
+        metrics,
     })
+}
+
+/// A node's traffic and storage figures, and its replication's.
+fn node_stats(broker: &Broker, node: Option<&Arc<ClusterNode>>) -> StatsSnapshot {
+    let mut snapshot = broker.stats();
+    if let Some(node) = node {
+        node.add_stats(&mut snapshot);
+    }
+    snapshot
 }
 
 impl BrokerHandle {
@@ -124,11 +153,12 @@ impl BrokerHandle {
 
     /// Traffic and storage figures, and a cluster node's replication.
     pub fn stats(&self) -> StatsSnapshot {
-        let mut snapshot = self.broker.stats();
-        if let Some(node) = &self.node {
-            node.add_stats(&mut snapshot);
-        }
-        snapshot
+        node_stats(&self.broker, self.node.as_ref())
+    }
+
+    /// Where `GET /metrics` is served, when `config.metrics` asked for it.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref().map(MetricsServer::local_addr)
     }
 
     pub fn broker(&self) -> &Arc<Broker> {
@@ -163,6 +193,9 @@ impl BrokerHandle {
 
     /// Stops serving and background work; true the first time.
     async fn halt(&self) -> bool {
+        if let Some(metrics) = &self.metrics {
+            metrics.stop();
+        }
         if let Some(tx) = self.shutdown.lock().expect("shutdown lock").take() {
             let _ = tx.send(());
         }

@@ -7,6 +7,7 @@ use std::time::Duration;
 pub struct Stats {
     pub bytes_in: AtomicU64,
     pub bytes_out: AtomicU64,
+    pub records_in: AtomicU64,
     pub produce_requests: AtomicU64,
     pub fetch_requests: AtomicU64,
     /// Open connections right now.
@@ -49,44 +50,58 @@ impl ClusterStats {
     }
 }
 
-/// The one list of the figures a broker reports, each a `u64` counter
-/// with its doc: `StatsSnapshot` below and the addon's `BrokerStats`
-/// object (crates/napi, and from it `BrokerStats` in index.d.ts) are both
-/// built from it, so a field is added here and nowhere else. Calls
-/// `$emit! { #[doc = ".."] field, .. }`; the docs are `#[doc]` attributes,
-/// not `///`, which would reach napi as raw strings it prints with their `r"`.
+/// The one list of the figures a broker reports, each a `u64` with its
+/// doc and its kind (`counter`: only grows while the broker runs;
+/// `gauge`: a level now): `StatsSnapshot` below, the addon's
+/// `BrokerStats` object (crates/napi, and from it `BrokerStats` in
+/// index.d.ts) and the `/metrics` exposition (`metrics`) are all built
+/// from it, so a field is added here and nowhere else. Calls
+/// `$emit! { #[doc = ".."] kind field, .. }`; the docs are `#[doc]`
+/// attributes, not `///`, which would reach napi as raw strings it prints
+/// with their `r"`.
 #[macro_export]
 macro_rules! broker_stats_fields {
     ($emit:path) => {
         $emit! {
-            bytes_in,
-            bytes_out,
-            produce_requests,
-            fetch_requests,
+            #[doc = "Bytes read from client and replica connections."]
+            counter bytes_in,
+            #[doc = "Bytes written to client and replica connections."]
+            counter bytes_out,
+            #[doc = "Records appended by Produce requests."]
+            counter records_in,
+            #[doc = "Produce requests handled."]
+            counter produce_requests,
+            #[doc = "Fetch requests handled (consumers and followers)."]
+            counter fetch_requests,
             #[doc = "Open connections right now."]
-            connections,
-            log_size_bytes,
+            gauge connections,
+            #[doc = "Partitions this node holds (led or followed)."]
+            gauge partitions,
+            #[doc = "Bytes of log segments on disk."]
+            gauge log_size_bytes,
             #[doc = "fdatasyncs of log segments since start."]
-            fsyncs,
-            #[doc = "Their total and largest duration, in microseconds."]
-            fsync_micros_total,
-            fsync_micros_max,
+            counter fsyncs,
+            #[doc = "Their total duration, in microseconds."]
+            counter fsync_micros_total,
+            #[doc = "The largest fdatasync duration since start, in microseconds."]
+            gauge fsync_micros_max,
             #[doc = "Cluster nodes only: partitions led here that are"]
             #[doc = "under-replicated now (fewer in-sync replicas than replicas)."]
-            under_replicated,
+            gauge under_replicated,
             #[doc = "Cluster nodes only: ISR changes written by this node."]
-            isr_shrinks,
-            isr_expands,
+            counter isr_shrinks,
+            #[doc = "Cluster nodes only: ISR expansions written by this node."]
+            counter isr_expands,
             #[doc = "Cluster nodes only: leaderships taken."]
-            leader_elections,
+            counter leader_elections,
             #[doc = "Cluster nodes only: bytes this node appended as a follower."]
-            replicated_bytes,
+            counter replicated_bytes,
         }
     };
 }
 
 macro_rules! snapshot_struct {
-    ($($(#[doc = $doc:literal])* $field:ident,)*) => {
+    ($($(#[doc = $doc:literal])* $kind:ident $field:ident,)*) => {
         /// A broker's figures at one moment: see `broker_stats_fields!`.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
         pub struct StatsSnapshot {
@@ -102,8 +117,15 @@ impl Stats {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
-    pub fn snapshot(&self, log_size_bytes: u64, storage: &StorageStats) -> StatsSnapshot {
+    pub fn snapshot(
+        &self,
+        log_size_bytes: u64,
+        partitions: u64,
+        storage: &StorageStats,
+    ) -> StatsSnapshot {
         StatsSnapshot {
+            records_in: self.records_in.load(Ordering::Relaxed),
+            partitions,
             bytes_in: self.bytes_in.load(Ordering::Relaxed),
             bytes_out: self.bytes_out.load(Ordering::Relaxed),
             produce_requests: self.produce_requests.load(Ordering::Relaxed),
@@ -128,7 +150,7 @@ mod tests {
         storage.record_fsync(Duration::from_micros(30));
         storage.record_fsync(Duration::from_micros(500));
         storage.record_fsync(Duration::from_micros(70));
-        let s = Stats::default().snapshot(7, &storage);
+        let s = Stats::default().snapshot(7, 0, &storage);
         assert_eq!(
             (
                 s.fsyncs,

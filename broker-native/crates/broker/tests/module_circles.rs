@@ -565,7 +565,13 @@ fn report(found: &[(ModPath, Vec<String>, Vec<String>)]) -> String {
 /// layer or of lower ones.
 const LAYERS: &[&[&str]] = &[
     &["error", "config", "stats", "blocking", "clock"],
-    &["topic_config", "producer_ids", "codec", "security"],
+    &[
+        "topic_config",
+        "producer_ids",
+        "codec",
+        "security",
+        "metrics",
+    ],
     &["storage"],
     &["pause", "background", "apis", "cluster"],
     &["admin"],

@@ -130,7 +130,7 @@ impl BrokerLimits {
 /// `BrokerStats` in JS, one number per field of `StatsSnapshot`: both come
 /// from `broker_stats_fields!`, the one list of the fields and their docs.
 macro_rules! binding_broker_stats {
-    ($($(#[doc = $doc:literal])* $field:ident,)*) => {
+    ($($(#[doc = $doc:literal])* $kind:ident $field:ident,)*) => {
         #[napi(object, js_name = "BrokerStats")]
         pub struct BindingBrokerStats {
             $($(#[doc = $doc])* pub $field: f64,)*

@@ -51,6 +51,8 @@ pub async fn response(
             };
             match result {
                 Ok((appended, append_time, min_isr)) => {
+                    let records = appended.last_offset - appended.base_offset + 1;
+                    Stats::add(&broker.stats.records_in, records.max(0) as u64);
                     p.base_offset = appended.base_offset;
                     p.log_append_time_ms = append_time.unwrap_or(-1);
                     if let Ok(Some((role, _))) = &lead {
