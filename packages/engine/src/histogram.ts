@@ -3,10 +3,11 @@
 // so a 50 µs ack and a 5 s stall are both measured honestly in one small structure.
 import type { LatencySummary } from '@kbench/schema';
 
-const SUB_BITS = 10;
+export const SUB_BITS = 10;
 const SUB_BUCKETS = 1 << SUB_BITS; // 1024 sub-buckets per power of two: 3 significant digits
 
-function bucketOf(value: number): number {
+/** The bucket index of a value in µs (an integer >= 0). */
+export function bucketOf(value: number): number {
   if (value < SUB_BUCKETS) return value;
   const exponent = Math.floor(Math.log2(value)) - SUB_BITS + 1;
   const mantissa = Math.floor(value / 2 ** exponent);
@@ -14,7 +15,7 @@ function bucketOf(value: number): number {
 }
 
 /** The highest value that falls in a bucket (reported values never understate latency). */
-function bucketTop(bucket: number): number {
+export function bucketTop(bucket: number): number {
   if (bucket < SUB_BUCKETS) return bucket;
   const exponent = Math.floor(bucket / SUB_BUCKETS);
   const mantissa = bucket % SUB_BUCKETS;
@@ -90,7 +91,15 @@ export class LatencyHistogram {
     this.maxValue = 0;
   }
 
-  private sortedBuckets(): [number, number][] {
+  /** A histogram holding these buckets. */
+  static fromBuckets(h: HistogramBuckets): LatencyHistogram {
+    const out = new LatencyHistogram();
+    out.addBuckets(h);
+    return out;
+  }
+
+  /** [bucket, count] pairs in bucket order. */
+  sortedBuckets(): [number, number][] {
     return [...this.counts.entries()].sort((a, b) => a[0] - b[0]);
   }
 

@@ -3,13 +3,27 @@ export { API_NAMES, type ApiRange, fetchApiVersions, inferVersion } from './api-
 export { AgentFleet, type AgentsSetup, agentShares, readTokenFile } from './drivers/agents.js';
 export type { LoadClients, LoadDriver } from './drivers/driver.js';
 export { captureEnvironment } from './environment.js';
+export { hdrCompressedBase64, hdrIntervalLog, type LogInterval } from './hdr-log.js';
 export { type HistogramBuckets, LatencyHistogram } from './histogram.js';
+export { decodeHistogram, encodeHistogram } from './histogram-codec.js';
 export type { ClientInterval } from './interval.js';
 export { planRun, type RunPlan } from './plan.js';
 export { defaultProfilesDir, ProfileExistsError, ProfileStore } from './profiles.js';
 export { type LiveRun, newRunId, type RecordedRunOptions, startRecordedRun } from './recorded-run.js';
 export { type Phase, type Progress, type RunOptions, type RunOutcome, ScenarioRun } from './run.js';
 export { type ConnectionSecurity, connectionSecurity } from './security.js';
+export {
+  agentsLatency,
+  decodeStored,
+  heatmapInput,
+  type IntervalHistograms,
+  type LatencyWindow,
+  runHistogramsJson,
+  runHlog,
+  storedIntervals,
+  type WindowLatency,
+  windowLatency,
+} from './stored-latency.js';
 export {
   assertSupported,
   type RunnablePlans,

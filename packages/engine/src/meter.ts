@@ -1,7 +1,7 @@
 // Counts what producers and consumers did since the last sample, and keeps the measured-phase
 // histograms the summary is computed from. Warm-up intervals are sampled but never summarised.
 import type { RunSummary, Sample } from '@kbench/schema';
-import { LatencyHistogram } from './histogram.js';
+import { type HistogramBuckets, LatencyHistogram } from './histogram.js';
 import type { ClientInterval } from './interval.js';
 
 const MIB = 1024 * 1024;
@@ -36,6 +36,11 @@ export class Meter {
     consumedRecords: 0,
     consumedBytes: 0,
     errors: 0,
+  };
+  /** The latency histograms of the interval last cut (null for a side that recorded nothing). */
+  lastHistograms: { publish: HistogramBuckets | null; e2e: HistogramBuckets | null } = {
+    publish: null,
+    e2e: null,
   };
   /** Totals since load began, warm-up included. */
   producedTotal = 0;
@@ -99,6 +104,10 @@ export class Meter {
       e2eP50Ms: e2e.count ? ms(e2e.percentile(50)) : null,
       e2eP99Ms: e2e.count ? ms(e2e.percentile(99)) : null,
       e2eMaxMs: e2e.count ? ms(e2e.max()) : null,
+    };
+    this.lastHistograms = {
+      publish: pub.count ? pub.toBuckets() : null,
+      e2e: e2e.count ? e2e.toBuckets() : null,
     };
     if (!warmup) {
       this.measuredPublish.add(pub);

@@ -2,10 +2,12 @@
 // are flushed every few seconds (so a crash leaves what was measured), and the end is stored last.
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { History } from '@kbench/history';
+import type { History, SampleHistograms } from '@kbench/history';
 import type { AgentEndpoint, RunRecord, Sample, Scenario } from '@kbench/schema';
+import { encodeHistogram } from './histogram-codec.js';
 import type { ProfileStore } from './profiles.js';
 import { type Progress, ScenarioRun } from './run.js';
+import type { IntervalHistograms } from './stored-latency.js';
 
 const FLUSH_EVERY_MS = 5000;
 
@@ -54,6 +56,7 @@ class RecordedRun extends EventEmitter implements LiveRun {
   done!: Promise<RunRecord>;
   private readonly collected: Sample[] = [];
   private pending: Sample[] = [];
+  private pendingHistograms: SampleHistograms[] = [];
   private readonly run: ScenarioRun;
 
   constructor(
@@ -75,6 +78,14 @@ class RecordedRun extends EventEmitter implements LiveRun {
       this.pending.push(sample);
       this.emit('sample', sample);
     });
+    this.run.on('histograms', (h: IntervalHistograms) => {
+      this.pendingHistograms.push({
+        t: h.t,
+        warmup: h.warmup,
+        publish: h.publish ? encodeHistogram(h.publish) : null,
+        e2e: h.e2e ? encodeHistogram(h.e2e) : null,
+      });
+    });
     this.run.on('progress', (progress: Progress) => this.emit('progress', progress));
     this.run.on('log', (entry) => this.emit('log', entry));
     this.run.on('fault', (event) => this.emit('fault', event));
@@ -93,10 +104,12 @@ class RecordedRun extends EventEmitter implements LiveRun {
   }
 
   private async flush(): Promise<void> {
-    if (this.pending.length === 0) return;
     const batch = this.pending;
+    const histograms = this.pendingHistograms;
     this.pending = [];
+    this.pendingHistograms = [];
     await this.options.history.appendSamples(this.id, batch);
+    await this.options.history.appendHistograms(this.id, histograms);
   }
 
   async begin(): Promise<void> {

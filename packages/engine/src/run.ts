@@ -30,6 +30,7 @@ import { findMaxRate } from './find-max.js';
 import { Meter } from './meter.js';
 import { ProfileStore } from './profiles.js';
 import { connectionHint, pem } from './security.js';
+import type { IntervalHistograms } from './stored-latency.js';
 import { assertSupported, rateCeiling } from './supported.js';
 import { openTarget, type Target, targetProfile } from './target.js';
 
@@ -103,7 +104,8 @@ function message(err: unknown): string {
 }
 
 /**
- * Events: 'sample' (Sample) once a second, 'progress' (Progress), 'log' ({ level, message }),
+ * Events: 'sample' (Sample) once a second (or every scenario.sampleIntervalMs), 'histograms'
+ * (IntervalHistograms: that sample's latency histograms), 'progress' (Progress), 'log' ({ level, message }),
  * 'fault' (FaultEvent) as each fault of the timeline is executed.
  * `execute()` never rejects: a failure is an outcome with status 'failed'.
  */
@@ -114,6 +116,9 @@ export class ScenarioRun extends EventEmitter {
   private readonly meter: Meter;
   private readonly samples: Sample[] = [];
   private readonly warmupMs: number;
+  /** How often a sample is cut (scenario.sampleIntervalMs, default 1000). */
+  private readonly sampleMs: number;
+  private lastT = 0;
   private readonly durationMs: number | null;
   private lastError: string | null = null;
   private lastCpuMicros = 0;
@@ -148,6 +153,7 @@ export class ScenarioRun extends EventEmitter {
     this.profile = targetProfile(scenario.target, this.profiles);
     this.ceiling = rateCeiling(this.profile, options.maxRate);
     this.warmupMs = parseDurationMs(scenario.warmup) ?? 0;
+    this.sampleMs = scenario.sampleIntervalMs ?? SAMPLE_MS;
     this.durationMs = scenario.duration === undefined ? null : (parseDurationMs(scenario.duration) ?? null);
     this.meter = new Meter(scenario.consumers.count > 0 ? scenario.consumers.groups : 0);
     this.environment = this.describe(null);
@@ -609,7 +615,7 @@ export class ScenarioRun extends EventEmitter {
     let endedOnTick = false;
     while (going()) {
       tick += 1;
-      await this.sleepUntil(this.loadStartedAt + tick * SAMPLE_MS, going);
+      await this.sleepUntil(this.loadStartedAt + tick * this.sampleMs, going);
       if (!going()) break;
       const now = performance.now();
       await this.cut(clients, now, lastCut);
@@ -678,7 +684,14 @@ export class ScenarioRun extends EventEmitter {
     this.lastCpuMicros = cpu.user + cpu.system;
     if (produced) this.meter.addProduced(produced);
     for (const interval of consumed) if (interval) this.meter.addConsumed(interval);
-    const t = Math.round((now - this.loadStartedAt) / 100) / 10;
+    // Seconds since load began, to 0.1 s at the default interval and to the millisecond below it
+    // (kept increasing: two late timers must not give two samples one time).
+    const digits = this.sampleMs >= SAMPLE_MS ? 10 : 1000;
+    const t = Math.max(
+      Math.round(((now - this.loadStartedAt) / 1000) * digits) / digits,
+      this.lastT + 1 / digits,
+    );
+    this.lastT = t;
     // An interval belongs to warm-up when most of it lies there (timers fire a little late).
     const warmup = (lastCut + now) / 2 - this.loadStartedAt < this.warmupMs;
     const sample = this.meter.cut(t, now - lastCut, warmup);
@@ -687,6 +700,7 @@ export class ScenarioRun extends EventEmitter {
     this.samples.push(sample);
     if (!warmup && this.phase === 'warmup') this.setPhase('measuring');
     this.emit('sample', sample);
+    this.emit('histograms', { t, warmup, ...this.meter.lastHistograms } satisfies IntervalHistograms);
     this.emit('progress', this.progress());
   }
 

@@ -96,9 +96,9 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     description: "each sample's latency histograms",
     statements: [
-      // One row per sample that measured a latency: the interval's publish and end-to-end
-      // histograms in the engine's compact encoding (histogram-codec.ts: varint bucket deltas and
-      // counts, then sum and max), null when that side recorded nothing. The whole-run summary is
+      // One row per sample: the interval's publish and end-to-end histograms in the engine's
+      // compact encoding (histogram-codec.ts: varint bucket deltas and counts, then sum and max),
+      // null when that side recorded nothing. The whole-run summary is
       // their merge, so percentiles of any window are computed from these, exactly.
       `CREATE TABLE sample_histograms (
         run_id VARCHAR NOT NULL,

@@ -81,6 +81,13 @@ export const FIELD_INFO: FieldInfo[] = [
     help: 'Sampled and charted, left out of the summary.',
   },
   {
+    path: 'sampleIntervalMs',
+    kind: 'integer',
+    label: 'Sample interval (ms)',
+    help: 'How often a sample is taken, 100 to 1000 ms (default 1000): shorter shows sub-second pauses; rates stay per second.',
+    advanced: true,
+  },
+  {
     path: 'faults',
     kind: 'json',
     label: 'Faults',

@@ -218,6 +218,8 @@ export const scenarioShape = closedObject('', {
   duration: duration({ min: 1000, max: MAX_DURATION_MS }).optional(),
   records: integer(1, MAX_RECORDS).optional(),
   warmup: duration({ max: MAX_DURATION_MS }).default('0s'),
+  /** How often a sample is taken, in ms (100..1000; 1000 when absent). Rates stay per second. */
+  sampleIntervalMs: integer(100, 1000).optional(),
   faults: z.array(fault).default([]),
   findMax: findMax.prefault({}),
   agents: agents.prefault({}),

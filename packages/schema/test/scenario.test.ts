@@ -92,6 +92,18 @@ describe('scenario errors name the field and the allowed values', () => {
     ]);
   });
 
+  it('sampleIntervalMs: 100 to 1000 ms, absent by default (1000)', () => {
+    expect(issuesOf({ sampleIntervalMs: 99 })).toEqual([
+      { path: 'sampleIntervalMs', message: 'must be a whole number from 100 to 1000 (got 99)' },
+    ]);
+    expect(issuesOf({ sampleIntervalMs: 1001 })).toEqual([
+      { path: 'sampleIntervalMs', message: 'must be a whole number from 100 to 1000 (got 1001)' },
+    ]);
+    expect(parseScenario({ sampleIntervalMs: 100 }).sampleIntervalMs).toBe(100);
+    expect(parseScenario({ sampleIntervalMs: '250' }).sampleIntervalMs).toBe(250);
+    expect(parseScenario({}).sampleIntervalMs).toBeUndefined();
+  });
+
   it('unknown field lists the allowed fields', () => {
     const [issue] = issuesOf({ producers: { ackss: 1 } });
     expect(issue?.path).toBe('producers.ackss');
