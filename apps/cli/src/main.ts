@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   broker: async () => (await import('./commands/broker.js')).brokerCommand,
   agent: async () => (await import('./commands/agent.js')).agentCommand,
   profile: async () => (await import('./commands/profile.js')).profileCommand,
+  trend: async () => (await import('./commands/trend.js')).trendCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -25,6 +25,7 @@ Usage:
   kbench list [--json] [--status S] [--search TEXT] [--limit N]
   kbench show <run-id> [--json]
   kbench compare <run-id> <run-id>... [--baseline ID] [--json] [--svg DIR] [--png DIR] [--report FILE.html|.md]
+  kbench trend <scenario> [--target T] [--metric M] [--json]  (each headline figure over time, change points)
   kbench export <run-id>... --csv|--svg|--png|--json|--omb [--out DIR]
   kbench import omb <workload.yaml> [driver.yaml] [--out FILE]  (an OpenMessaging Benchmark workload)
   kbench reproduce <folder>|--all [--quick] [--out DIR] [--concurrent]  (a published benchmark: runs, a report)
@@ -73,6 +74,15 @@ Options of compare:
   --json                  the runs' summaries and the settings that differ, as JSON
   --svg DIR, --png DIR    write the comparison charts (percentile ladder, headline bars, time series)
   --report FILE           a self-contained HTML report (FILE.html) or Markdown with chart files (FILE.md)
+
+Options of trend:
+  <scenario>              a scenario's name as its runs store it (kbench list); its completed runs
+                          oldest first, sweep points left out
+  --target T              the target as the runs store it (bundled, kafka, a profile, bootstrap
+                          servers); needed when the scenario ran on several
+  --metric M              one figure: produced.recordsPerSec, produced.mbPerSec, publishLatencyMs.p50,
+                          publishLatencyMs.p99, endToEndLatencyMs.p99, consumed.recordsPerSec
+  --json                  the trend as JSON (as GET /api/trends answers it)
 
 Options of export:
   --csv                   samples and summary as CSV
@@ -128,7 +138,7 @@ export function commandUsage(command: string): string {
   };
   const parts = [['Usage:', ...own]];
   if (['run', 'sweep'].includes(command)) parts.push(section('Options of run:'));
-  if (['compare', 'export', 'broker', 'agent'].includes(command))
+  if (['compare', 'trend', 'export', 'broker', 'agent'].includes(command))
     parts.push(section(`Options of ${command}:`));
   parts.push(section('Environment:'));
   parts.push(lines.filter((l) => l.startsWith('Exit codes:')));

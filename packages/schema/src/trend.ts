@@ -3,27 +3,25 @@
 // prints it, and the web's Trends page and @kbench/charts' trendChart draw it.
 import { z } from 'zod';
 import { changePoints, MAX_CHANGE_POINT_SERIES } from './change-points.js';
-import { figureOf, HEADLINE_FIGURES, type HeadlineFigure } from './headline.js';
-import type { RunListItem } from './run.js';
+import { bestValueIndex, isBetter, type Metric, metricNamed, runMetricValue } from './metrics.js';
+import type { RunListItem, RunSummary } from './run.js';
 import { clientPaceWarning } from './run-text.js';
 
-/** The figures a trend follows, by the summary field each comes from, with the headline figure's label. */
-const TREND_FIGURES = [
-  ['produced.recordsPerSec', 'produced rec/s'],
-  ['produced.mbPerSec', 'produced MB/s'],
-  ['publishLatencyMs.p50', 'publish p50'],
-  ['publishLatencyMs.p99', 'publish p99'],
-  ['endToEndLatencyMs.p99', 'end-to-end p99'],
-  ['consumed.recordsPerSec', 'consumed rec/s'],
+/** The figures a trend follows, by their dotted names in a run's summary (RUN_METRICS). */
+export const TREND_METRICS = [
+  'produced.recordsPerSec',
+  'produced.mbPerSec',
+  'publishLatencyMs.p50',
+  'publishLatencyMs.p99',
+  'endToEndLatencyMs.p99',
+  'consumed.recordsPerSec',
 ] as const;
-
-export const TREND_METRICS = TREND_FIGURES.map(([id]) => id);
 export type TrendMetric = (typeof TREND_METRICS)[number];
 
-function headlineFigure(label: string): HeadlineFigure & { better: 'higher' | 'lower' } {
-  const figure = HEADLINE_FIGURES.find((f) => f.label === label);
-  if (!figure?.better) throw new Error(`no headline figure ${label} with a better direction`);
-  return figure as HeadlineFigure & { better: 'higher' | 'lower' };
+/** A run's figure; a consumed figure of a run whose consumers read nothing (it had none) is null, not 0. */
+function trendValue(metric: Metric, summary: RunSummary | null): number | null {
+  if (metric.name.startsWith('consumed.') && summary?.consumed.records === 0) return null;
+  return runMetricValue(metric, summary);
 }
 
 /** GET /api/trends: a scenario by its stored name, on one target (optional when it ran on one only). */
@@ -80,29 +78,6 @@ export const trendSchema = z.object({
 export type Trend = z.infer<typeof trendSchema>;
 
 /**
- * The index of the best value by a figure's direction (the lowest latency, the highest rate), the
- * earliest of equal ones; null values and indices in `skip` are passed over. Null without a candidate.
- */
-export function bestIndex(
-  values: readonly (number | null)[],
-  better: 'higher' | 'lower',
-  skip: ReadonlySet<number> = new Set(),
-): number | null {
-  let best: number | null = null;
-  values.forEach((value, i) => {
-    if (value === null || skip.has(i)) return;
-    const current = best === null ? null : (values[best] ?? null);
-    if (current === null || (better === 'lower' ? value < current : value > current)) best = i;
-  });
-  return best;
-}
-
-/** Whether a change from `before` to `after` is an improvement for a figure whose `better` is this. */
-export function isImprovement(before: number, after: number, better: 'higher' | 'lower'): boolean {
-  return better === 'higher' ? after > before : after < before;
-}
-
-/**
  * The trend of completed runs of one scenario on one target, given oldest first. Runs that shared
  * the machine are kept in the series (marked) but left out of change points and the best pick.
  */
@@ -114,9 +89,9 @@ export function buildTrend(
 ): Trend {
   const kept = runs.slice(Math.max(0, runs.length - MAX_CHANGE_POINT_SERIES));
   const shared = new Set(kept.flatMap((run, i) => ((run.concurrentWith?.length ?? 0) > 0 ? [i] : [])));
-  const series = TREND_FIGURES.filter(([id]) => metrics.includes(id)).map(([metric, label]) => {
-    const figure = headlineFigure(label);
-    const values = kept.map((run) => figureOf(figure, run.summary));
+  const series = TREND_METRICS.filter((name) => metrics.includes(name)).map((name) => {
+    const metric = metricNamed(name);
+    const values = kept.map((run) => trendValue(metric, run.summary));
     // Change points over the runs alone on the machine that have the figure.
     const used = values.flatMap((v, i) => (v === null || shared.has(i) ? [] : [i]));
     const found = changePoints(used.map((i) => values[i] as number)).map((change) => {
@@ -127,18 +102,22 @@ export function buildTrend(
         after: change.after,
         changePercent: change.changePercent,
         pValue: change.pValue,
-        verdict: isImprovement(change.before, change.after, figure.better) ? 'better' : 'worse',
+        verdict: isBetter(metric.better, change.after, change.before) ? 'better' : 'worse',
       } as const;
     });
-    const best = bestIndex(values, figure.better, shared);
+    // The shared rule (lowest latency, highest rate, earliest of equals) over the runs alone.
+    const best = bestValueIndex(
+      metric.better,
+      values.map((v, i) => (shared.has(i) ? null : v)),
+    );
     return {
-      metric,
-      label,
-      unit: figure.unit,
-      better: figure.better,
+      metric: name,
+      label: metric.label,
+      unit: metric.unit,
+      better: metric.better,
       values,
       changePoints: found,
-      best: best === null ? null : { runId: (kept[best] as RunListItem).id, value: values[best] as number },
+      best: best < 0 ? null : { runId: (kept[best] as RunListItem).id, value: values[best] as number },
     };
   });
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bestIndex, buildTrend, isImprovement, type RunListItem, type RunSummary } from '../src/index.js';
+import { buildTrend, type RunListItem, type RunSummary } from '../src/index.js';
 
 function summary(rate: number, p99: number, busy: number | null = 0.3): RunSummary {
   const latency = {
@@ -48,24 +48,29 @@ function run(i: number, s: RunSummary, extra: Partial<RunListItem> = {}): RunLis
   };
 }
 
-describe('bestIndex: the best run rule', () => {
-  it('takes the lowest value for a latency', () => {
-    expect(bestIndex([4, 2.5, 3, null], 'lower')).toBe(1);
+describe('the best run of a trend', () => {
+  const runs = [
+    run(0, summary(1000, 4)),
+    run(1, summary(1200, 2.5)),
+    run(2, summary(900, 3)),
+    run(3, summary(1200, 2.5)),
+  ];
+  const best = (metric: string) =>
+    buildTrend('steady', 'bundled', runs).series.find((s) => s.metric === metric)?.best;
+
+  it('is the lowest value for a latency', () => {
+    expect(best('publishLatencyMs.p99')).toEqual({ runId: 'run-1', value: 2.5 });
+    expect(best('publishLatencyMs.p50')).toEqual({ runId: 'run-1', value: 1.25 });
   });
 
-  it('takes the highest value for a rate', () => {
-    expect(bestIndex([1000, 1200, null, 900], 'higher')).toBe(1);
+  it('is the highest value for a rate, the earliest of equals', () => {
+    expect(best('produced.recordsPerSec')).toEqual({ runId: 'run-1', value: 1200 });
+    expect(best('produced.mbPerSec')).toEqual({ runId: 'run-1', value: 0.12 });
   });
 
-  it('takes the earliest of equal values, passes over skipped runs, and is null without a value', () => {
-    expect(bestIndex([5, 5, 5], 'higher')).toBe(0);
-    expect(bestIndex([1, 9, 3], 'higher', new Set([1]))).toBe(2);
-    expect(bestIndex([null, null], 'lower')).toBeNull();
-  });
-
-  it('calls a falling latency and a rising rate improvements', () => {
-    expect(isImprovement(10, 8, 'lower')).toBe(true);
-    expect(isImprovement(10, 8, 'higher')).toBe(false);
+  it('is none for a figure no run has', () => {
+    expect(best('endToEndLatencyMs.p99')).toBeNull();
+    expect(best('consumed.recordsPerSec')).toBeNull();
   });
 });
 
@@ -101,9 +106,9 @@ describe('buildTrend', () => {
     expect(trend.series.map((s) => s.metric)).toEqual(['publishLatencyMs.p50']);
   });
 
-  it('gives null for a figure a run does not have (no consumers, no end-to-end latency)', () => {
+  it('gives null for a figure a run does not have: no end-to-end latency, nothing consumed', () => {
     const trend = buildTrend('steady', 'bundled', runs.slice(0, 2));
     expect(trend.series.find((s) => s.metric === 'endToEndLatencyMs.p99')?.values).toEqual([null, null]);
-    expect(trend.series.find((s) => s.metric === 'endToEndLatencyMs.p99')?.best).toBeNull();
+    expect(trend.series.find((s) => s.metric === 'consumed.recordsPerSec')?.values).toEqual([null, null]);
   });
 });
