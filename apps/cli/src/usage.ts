@@ -26,7 +26,7 @@ Usage:
   kbench show <run-id> [--json]
   kbench compare <run-id> <run-id>... [--baseline ID] [--json] [--svg DIR] [--png DIR] [--report FILE.html|.md]
   kbench trend <scenario> [--target T] [--metric M] [--json]  (each headline figure over time, change points)
-  kbench export <run-id>... --csv|--svg|--png|--json|--omb [--out DIR]
+  kbench export <run-id>... --csv|--svg|--png|--json|--omb|--hlog|--histograms-json [--out DIR]
   kbench import omb <workload.yaml> [driver.yaml] [--out FILE]  (an OpenMessaging Benchmark workload)
   kbench reproduce <folder>|--all [--quick] [--out DIR] [--concurrent]  (a published benchmark: runs, a report)
   kbench rerun <run-id> [--json] [--concurrent]      (the stored resolved scenario, run again)
@@ -89,6 +89,11 @@ Options of export:
   --svg, --png            every chart of the run (several ids: the comparison charts)
   --json                  the stored run as JSON
   --omb                   the run as an OpenMessaging Benchmark result (for its charting scripts)
+  --hlog                  each sample's latency histograms as an HdrHistogram interval log (.hlog,
+                          for HistogramLogAnalyzer; tags publish and e2e, values in µs)
+  --histograms-json       each sample's latency histograms as the engine's raw buckets, JSON
+  --format F              any of the above by name: csv, svg, png, json, omb, hlog, histograms-json
+                          (repeatable or comma-separated)
   --out DIR               where the files go (default: the current directory)
 
 Options of broker:

@@ -18,5 +18,6 @@ export {
   recordsPerSecChart,
   runLabels,
 } from './compare.js';
+export { type HeatmapInput, latencyHeatmapChart } from './heatmap.js';
 export { compareReportHtml, compareReportMarkdown, type ReportRun } from './report.js';
 export { DEFAULT_SVG_SIZE, renderSvg } from './svg.js';

@@ -1,6 +1,6 @@
 // Server-side rendering of a chart option to an SVG string, without a DOM (for the CLI's --svg/--png export).
 import type { EChartsOption, GridComponentOption, LegendComponentOption } from 'echarts';
-import { BarChart, LineChart } from 'echarts/charts';
+import { BarChart, HeatmapChart, LineChart } from 'echarts/charts';
 import {
   GridComponent,
   LegendComponent,
@@ -8,12 +8,14 @@ import {
   MarkLineComponent,
   TitleComponent,
   TooltipComponent,
+  VisualMapContinuousComponent,
 } from 'echarts/components';
 import { type ECharts, init, setPlatformAPI, use } from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
 
 use([
   BarChart,
+  HeatmapChart,
   LineChart,
   GridComponent,
   LegendComponent,
@@ -21,6 +23,7 @@ use([
   MarkLineComponent,
   TitleComponent,
   TooltipComponent,
+  VisualMapContinuousComponent,
   SVGRenderer,
 ]);
 

@@ -1,6 +1,20 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { compareCharts, comparedRuns, faultMarks, runCharts } from '@kbench/charts';
+import {
+  type ChartSpec,
+  compareCharts,
+  comparedRuns,
+  faultMarks,
+  latencyHeatmapChart,
+  runCharts,
+} from '@kbench/charts';
+import {
+  heatmapInput,
+  type IntervalHistograms,
+  runHistogramsJson,
+  runHlog,
+  storedIntervals,
+} from '@kbench/engine';
 import { runsToCsv, samplesToCsv } from '@kbench/history';
 import type { RunListItem, RunRecord } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
@@ -15,6 +29,19 @@ function listItem(run: RunRecord): RunListItem {
   return { ...rest, name: scenario.name, target: environment.target, driver: environment.driver };
 }
 
+const FORMATS = ['csv', 'svg', 'png', 'json', 'omb', 'hlog', 'histograms-json'] as const;
+type Format = (typeof FORMATS)[number];
+
+/** The heatmaps of a run's stored histograms (none for a run stored before they were kept). */
+function heatmaps(run: RunRecord, intervals: IntervalHistograms[], label: string): ChartSpec[] {
+  return (['publish', 'e2e'] as const)
+    .filter((side) => intervals.some((i) => i[side] !== null))
+    .map((side) => {
+      const chart = latencyHeatmapChart(heatmapInput(intervals, side), label, run.id);
+      return { ...chart, id: `${chart.id}-${run.id}` };
+    });
+}
+
 export async function exportCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('export', argv, {
     csv: { type: 'boolean' },
@@ -22,18 +49,33 @@ export async function exportCommand(argv: string[]): Promise<number> {
     png: { type: 'boolean' },
     json: { type: 'boolean' },
     omb: { type: 'boolean' },
+    hlog: { type: 'boolean' },
+    'histograms-json': { type: 'boolean' },
+    format: { type: 'string', multiple: true },
     out: { type: 'string' },
   });
-  const formats = (['csv', 'svg', 'png', 'json', 'omb'] as const).filter((f) => values[f]);
+  const named = (values.format ?? []).flatMap((f) => f.split(',')).map((f) => f.trim());
+  for (const f of named)
+    if (!(FORMATS as readonly string[]).includes(f))
+      throw new UsageError(
+        `kbench export: --format ${JSON.stringify(f)} is not one of ${FORMATS.join(', ')}`,
+      );
+  const formats = FORMATS.filter((f: Format) => values[f] === true || named.includes(f));
   if (positionals.length === 0)
     throw new UsageError('kbench export: give one or more run ids (see kbench list)');
   if (formats.length === 0)
-    throw new UsageError('kbench export: choose at least one of --csv, --svg, --png, --json, --omb');
+    throw new UsageError(
+      'kbench export: choose at least one of --csv, --svg, --png, --json, --omb, --hlog, --histograms-json (or --format F)',
+    );
   const dir = path.resolve(values.out ?? '.');
   await mkdir(dir, { recursive: true });
   const history = await openHistory();
   const runs = await loadRuns(history, positionals, 'export');
   const samples = await Promise.all(runs.map((r) => history.getSamples(r.id)));
+  const intervals = await storedIntervals(
+    history,
+    runs.map((r) => r.id),
+  );
   const written: string[] = [];
   const write = async (name: string, content: string | Buffer) => {
     const file = path.join(dir, name);
@@ -55,6 +97,15 @@ export async function exportCommand(argv: string[]): Promise<number> {
           `${JSON.stringify({ ...run, samples: samples[i] ?? [] }, null, 2)}\n`,
         );
       }
+    } else if (format === 'hlog') {
+      for (const [i, run] of runs.entries())
+        await write(`kbench-${run.id}.hlog`, runHlog(run, intervals[i] ?? []));
+    } else if (format === 'histograms-json') {
+      for (const [i, run] of runs.entries())
+        await write(
+          `kbench-${run.id}-histograms.json`,
+          `${JSON.stringify(runHistogramsJson(run, intervals[i] ?? []))}\n`,
+        );
     } else if (format === 'omb') {
       for (const [i, run] of runs.entries())
         await write(
@@ -65,14 +116,20 @@ export async function exportCommand(argv: string[]): Promise<number> {
       const run = runs[0] as RunRecord;
       written.push(
         ...(await writeCharts(
-          runCharts(samples[0] ?? [], run.scenario.name, faultMarks(run), run.id),
+          [
+            ...runCharts(samples[0] ?? [], run.scenario.name, faultMarks(run), run.id),
+            ...heatmaps(run, intervals[0] ?? [], run.scenario.name),
+          ],
           dir,
           `kbench-${run.id}`,
           format,
         )),
       );
     } else {
-      const charts = compareCharts(comparedRuns(runs, samples));
+      const charts = [
+        ...compareCharts(comparedRuns(runs, samples)),
+        ...runs.flatMap((run, i) => heatmaps(run, intervals[i] ?? [], run.scenario.name)),
+      ];
       written.push(...(await writeCharts(charts, dir, 'kbench-compare', format)));
     }
   }

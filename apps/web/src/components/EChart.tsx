@@ -1,5 +1,5 @@
 // The one chart component: ECharts core with the SVG renderer, sized by its container.
-import { BarChart, LineChart, ScatterChart } from 'echarts/charts';
+import { BarChart, HeatmapChart, LineChart, ScatterChart } from 'echarts/charts';
 import {
   DataZoomComponent,
   GridComponent,
@@ -9,6 +9,7 @@ import {
   TitleComponent,
   ToolboxComponent,
   TooltipComponent,
+  VisualMapContinuousComponent,
 } from 'echarts/components';
 import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
@@ -18,6 +19,7 @@ echarts.use([
   LineChart,
   BarChart,
   ScatterChart,
+  HeatmapChart,
   GridComponent,
   TooltipComponent,
   LegendComponent,
@@ -26,6 +28,7 @@ echarts.use([
   MarkLineComponent,
   MarkAreaComponent,
   ToolboxComponent,
+  VisualMapContinuousComponent,
   SVGRenderer,
 ]);
 
