@@ -21,3 +21,4 @@ export {
 export { type HeatmapInput, latencyHeatmapChart } from './heatmap.js';
 export { compareReportHtml, compareReportMarkdown, type ReportRun } from './report.js';
 export { DEFAULT_SVG_SIZE, renderSvg } from './svg.js';
+export { changeLabel, trendChart, trendChartId, trendCharts } from './trend.js';
