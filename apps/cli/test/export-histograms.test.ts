@@ -68,14 +68,11 @@ describe('kbench export of the latency histograms', () => {
     const out = path.join(home, 'svg');
     const r = await runKbench(home, ['export', record.id, '--svg', '--out', out]);
     expect(r.code, r.stderr).toBe(0);
-    const svg = await readFile(
-      path.join(out, `kbench-${record.id}-heatmap-publish-${record.id}.svg`),
-      'utf8',
-    );
+    const svg = await readFile(path.join(out, `kbench-${record.id}-heatmap-publish.svg`), 'utf8');
     expect(svg).toContain('>Publish latency heatmap</text>');
     // The cells: one filled rectangle per (interval, band) that holds records.
     expect((svg.match(/<path d="M\d/g) ?? []).length).toBeGreaterThan(5);
-    expect(r.stdout).toContain(`heatmap-e2e-${record.id}.svg`);
+    expect(r.stdout).toContain(`kbench-${record.id}-heatmap-e2e.svg`);
   });
 
   it('refuses a format it does not know, naming the ones it does (exit 2)', async () => {

@@ -9,6 +9,7 @@ import { runManagerPlugin } from './plugins/run-manager.js';
 import { scenarioLibraryPlugin } from './plugins/scenario-library.js';
 import { chartRoutes } from './routes/charts.js';
 import { healthRoutes } from './routes/health.js';
+import { histogramRoutes } from './routes/histograms.js';
 import { profileRoutes } from './routes/profiles.js';
 import { reproductionRoutes } from './routes/reproductions.js';
 import { runEventRoutes } from './routes/run-events.js';
@@ -86,6 +87,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(profileRoutes);
   await app.register(runEventRoutes);
   await app.register(chartRoutes);
+  await app.register(histogramRoutes);
   await app.register(trendRoutes);
   await app.register(webApp, opts.webDist ? { webDist: opts.webDist } : {});
   return app;

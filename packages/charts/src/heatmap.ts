@@ -100,3 +100,26 @@ export function latencyHeatmapChart(input: HeatmapInput, label = 'run', id?: str
   };
   return { id: chartId, title, option };
 }
+
+/** A run's heatmap inputs, as GET /api/runs/:id/heatmap answers them. */
+export interface RunHeatmapInputs {
+  label: string;
+  id: string;
+  publish: HeatmapInput | null;
+  e2e: HeatmapInput | null;
+}
+
+/**
+ * The heatmaps of one run (ids heatmap-publish, heatmap-e2e) or of several, each run's named by its
+ * id (heatmap-publish-<id>); a side a run stored no histograms of is left out.
+ */
+export function heatmapCharts(runs: RunHeatmapInputs[]): ChartSpec[] {
+  return runs.flatMap((run) =>
+    [run.publish, run.e2e]
+      .filter((input): input is HeatmapInput => input !== null && input.intervals.length > 0)
+      .map((input) => {
+        const chart = latencyHeatmapChart(input, run.label, run.id);
+        return runs.length === 1 ? chart : { ...chart, id: `${chart.id}-${run.id.toLowerCase()}` };
+      }),
+  );
+}

@@ -18,7 +18,7 @@ export {
   recordsPerSecChart,
   runLabels,
 } from './compare.js';
-export { type HeatmapInput, latencyHeatmapChart } from './heatmap.js';
+export { type HeatmapInput, heatmapCharts, latencyHeatmapChart, type RunHeatmapInputs } from './heatmap.js';
 export { compareReportHtml, compareReportMarkdown, type ReportRun } from './report.js';
 export { DEFAULT_SVG_SIZE, renderSvg } from './svg.js';
 export { changeLabel, trendChart, trendChartId, trendCharts } from './trend.js';

@@ -18,6 +18,7 @@ export {
   heatmapInput,
   type IntervalHistograms,
   type LatencyWindow,
+  runHeatmaps,
   runHistogramsJson,
   runHlog,
   storedIntervals,

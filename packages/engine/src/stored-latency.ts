@@ -159,3 +159,13 @@ export function heatmapInput(
     }),
   };
 }
+
+/** Both sides' heatmap inputs of a run (GET /api/runs/:id/heatmap): null for a side without histograms. */
+export function runHeatmaps(intervals: IntervalHistograms[]): {
+  publish: ReturnType<typeof heatmapInput> | null;
+  e2e: ReturnType<typeof heatmapInput> | null;
+} {
+  const side = (s: 'publish' | 'e2e') =>
+    intervals.some((i) => i[s] !== null) ? heatmapInput(intervals, s) : null;
+  return { publish: side('publish'), e2e: side('e2e') };
+}

@@ -6,6 +6,7 @@ export * from './errors.js';
 export { KNOWN_FIELDS } from './fields.js';
 export * from './fields-info.js';
 export * from './headline.js';
+export * from './histograms.js';
 export * from './library.js';
 export * from './message-size.js';
 export * from './metrics.js';

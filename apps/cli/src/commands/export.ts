@@ -1,20 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  type ChartSpec,
-  compareCharts,
-  comparedRuns,
-  faultMarks,
-  latencyHeatmapChart,
-  runCharts,
-} from '@kbench/charts';
-import {
-  heatmapInput,
-  type IntervalHistograms,
-  runHistogramsJson,
-  runHlog,
-  storedIntervals,
-} from '@kbench/engine';
+import { compareCharts, comparedRuns, faultMarks, heatmapCharts, runCharts } from '@kbench/charts';
+import { runHeatmaps, runHistogramsJson, runHlog, storedIntervals } from '@kbench/engine';
 import { runsToCsv, samplesToCsv } from '@kbench/history';
 import type { RunListItem, RunRecord } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
@@ -31,16 +18,6 @@ function listItem(run: RunRecord): RunListItem {
 
 const FORMATS = ['csv', 'svg', 'png', 'json', 'omb', 'hlog', 'histograms-json'] as const;
 type Format = (typeof FORMATS)[number];
-
-/** The heatmaps of a run's stored histograms (none for a run stored before they were kept). */
-function heatmaps(run: RunRecord, intervals: IntervalHistograms[], label: string): ChartSpec[] {
-  return (['publish', 'e2e'] as const)
-    .filter((side) => intervals.some((i) => i[side] !== null))
-    .map((side) => {
-      const chart = latencyHeatmapChart(heatmapInput(intervals, side), label, run.id);
-      return { ...chart, id: `${chart.id}-${run.id}` };
-    });
-}
 
 export async function exportCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('export', argv, {
@@ -118,7 +95,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
         ...(await writeCharts(
           [
             ...runCharts(samples[0] ?? [], run.scenario.name, faultMarks(run), run.id),
-            ...heatmaps(run, intervals[0] ?? [], run.scenario.name),
+            ...heatmapCharts([{ label: run.scenario.name, id: run.id, ...runHeatmaps(intervals[0] ?? []) }]),
           ],
           dir,
           `kbench-${run.id}`,
@@ -128,7 +105,13 @@ export async function exportCommand(argv: string[]): Promise<number> {
     } else {
       const charts = [
         ...compareCharts(comparedRuns(runs, samples)),
-        ...runs.flatMap((run, i) => heatmaps(run, intervals[i] ?? [], run.scenario.name)),
+        ...heatmapCharts(
+          runs.map((run, i) => ({
+            label: run.scenario.name,
+            id: run.id,
+            ...runHeatmaps(intervals[i] ?? []),
+          })),
+        ),
       ];
       written.push(...(await writeCharts(charts, dir, 'kbench-compare', format)));
     }

@@ -6,10 +6,12 @@ import {
   comparedRuns,
   compareReportHtml,
   faultMarks,
+  heatmapCharts,
   renderSvg,
   runCharts,
 } from '@kbench/charts';
 import { renderPng } from '@kbench/charts/png';
+import { runHeatmaps, storedIntervals } from '@kbench/engine';
 import {
   CHART_FILE_PATTERN,
   type ChartParams,
@@ -33,14 +35,21 @@ export async function chartRoutes(app: FastifyInstance): Promise<void> {
       runs.push(run);
     }
     const samples = await Promise.all(runs.map((r) => app.history.getSamples(r.id)));
+    const intervals = await storedIntervals(
+      app.history,
+      runs.map((r) => r.id),
+    );
+    const heatmaps = heatmapCharts(
+      runs.map((run, i) => ({ label: run.scenario.name, id: run.id, ...runHeatmaps(intervals[i] ?? []) })),
+    );
     const only = runs[0];
     if (runs.length === 1 && only) {
       return {
-        charts: runCharts(samples[0] ?? [], only.scenario.name, faultMarks(only), only.id),
+        charts: [...runCharts(samples[0] ?? [], only.scenario.name, faultMarks(only), only.id), ...heatmaps],
         prefix: `kbench-${only.id}`,
       };
     }
-    return { charts: compareCharts(comparedRuns(runs, samples)), prefix: 'kbench-compare' };
+    return { charts: [...compareCharts(comparedRuns(runs, samples)), ...heatmaps], prefix: 'kbench-compare' };
   }
 
   app.get<ChartQuery>(
