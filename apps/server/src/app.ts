@@ -10,6 +10,7 @@ import { scenarioLibraryPlugin } from './plugins/scenario-library.js';
 import { chartRoutes } from './routes/charts.js';
 import { healthRoutes } from './routes/health.js';
 import { histogramRoutes } from './routes/histograms.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { profileRoutes } from './routes/profiles.js';
 import { reproductionRoutes } from './routes/reproductions.js';
 import { runEventRoutes } from './routes/run-events.js';
@@ -89,6 +90,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(chartRoutes);
   await app.register(histogramRoutes);
   await app.register(trendRoutes);
+  await app.register(metricsRoutes);
   await app.register(webApp, opts.webDist ? { webDist: opts.webDist } : {});
   return app;
 }

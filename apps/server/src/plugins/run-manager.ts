@@ -183,6 +183,11 @@ export class RunManager {
     return this.live.get(id);
   }
 
+  /** The runs of this server under way now. */
+  liveRuns(): LiveRun[] {
+    return [...this.live.values()];
+  }
+
   /** Who runs a run: this server, another kbench process the run slot names, or nobody here. */
   owner(id: string, status: string): RunOwner {
     const here = [...this.seriesHolds.values()].find((h) => h.current.runId === id);
