@@ -2,23 +2,11 @@
 // would take away (samples CSV, a chart PNG), checking what is in them.
 import { readFile } from 'node:fs/promises';
 import { expect, type Page, test } from '@playwright/test';
+import { completedRun } from './runs.js';
 
-/** Starts a short run through the API, as the Run button does, and waits for it to be stored. */
-async function finishedRun(page: Page, acks: number | string): Promise<string> {
-  const res = await page.request.post('/api/runs', {
-    data: { scenario: { name: `acks ${acks}`, records: 2000, producers: { acks } } },
-  });
-  expect(res.status()).toBe(201);
-  const { id } = (await res.json()) as { id: string };
-  await expect
-    .poll(
-      async () => ((await (await page.request.get(`/api/runs/${id}`)).json()) as { status: string }).status,
-      {
-        timeout: 60_000,
-      },
-    )
-    .toBe('completed');
-  return id;
+/** A short run of acks 1 or all. */
+function finishedRun(page: Page, acks: number | string): Promise<string> {
+  return completedRun(page, { name: `acks ${acks}`, records: 2000, producers: { acks } });
 }
 
 test('compare two runs from the history and download their CSV and a chart PNG', async ({ page }) => {

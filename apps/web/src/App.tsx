@@ -5,6 +5,7 @@ import { LiveRunPage } from './pages/LiveRunPage';
 import { ReproductionPage } from './pages/ReproductionPage';
 import { RunPage } from './pages/RunPage';
 import { ScenariosPage } from './pages/ScenariosPage';
+import { TrendsPage } from './pages/TrendsPage';
 import { href, type Route, useRoute } from './router';
 
 function Page({ route }: { route: Route }) {
@@ -23,6 +24,14 @@ function Page({ route }: { route: Route }) {
       return <ReproductionPage key={route.folder} folder={route.folder} tag={route.tag} />;
     case 'live':
       return <LiveRunPage key={route.id} id={route.id} />;
+    case 'trend':
+      return (
+        <TrendsPage
+          key={`${route.scenario}/${route.target}`}
+          scenario={route.scenario}
+          target={route.target}
+        />
+      );
     default:
       return (
         <div className="empty">

@@ -20,6 +20,7 @@ import type {
   StartRunBody,
   SweepInfo,
   TargetProfile,
+  Trend,
 } from '@kbench/schema';
 
 export type {
@@ -38,6 +39,8 @@ export type {
   ScenarioOutline,
   SweepInfo,
   TargetProfile,
+  Trend,
+  TrendSeries,
 } from '@kbench/schema';
 
 /** A problem with one field of a request, by its path. */
@@ -107,6 +110,9 @@ export const api = {
     ),
   /** Target profiles, secrets masked by the server. */
   profiles: () => request<TargetProfile[]>('GET', '/api/profiles'),
+  /** A scenario's completed runs on a target, each headline figure with its change points and best run. */
+  trend: (scenario: string, target?: string | null) =>
+    request<Trend>('GET', `/api/trends?scenario=${enc(scenario)}${target ? `&target=${enc(target)}` : ''}`),
   eventsUrl: (id: string) => `/api/runs/${enc(id)}/events`,
   csvUrl: (id: string) => `/api/runs/${enc(id)}/samples.csv`,
   /** A chart of one run (one id) or a comparison (several), drawn by the server as the page draws it. */

@@ -42,6 +42,8 @@ export interface EChartProps {
   className?: string;
   style?: CSSProperties;
   'data-testid'?: string;
+  /** Called with the clicked item (a point's series and data name), e.g. to open the run a point is. */
+  onClick?: (item: { seriesIndex?: number; name?: string }) => void;
 }
 
 /** Structural equality for chart options (plain data; functions compared by identity). */
@@ -66,6 +68,7 @@ export function EChart({
   height = 280,
   className,
   style,
+  onClick,
   ...rest
 }: EChartProps) {
   const container = useRef<HTMLDivElement>(null);
@@ -98,6 +101,16 @@ export function EChart({
     instance.setOption(option, { notMerge: true });
     applied.current = option;
   }, [option, theme, renderer]);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new instance (theme or renderer changed) needs the handler again
+  useEffect(() => {
+    const instance = chart.current;
+    if (!instance || instance.isDisposed() || !onClick) return;
+    instance.on('click', onClick);
+    return () => {
+      if (!instance.isDisposed()) instance.off('click', onClick);
+    };
+  }, [onClick, theme, renderer]);
 
   return (
     <div

@@ -187,6 +187,17 @@ export function HistoryPage() {
                   <td>
                     {run.target}
                     <div className="id">{run.driver}</div>
+                    {run.status === 'completed' && run.sweepValue === undefined && (
+                      <a
+                        className="id"
+                        href={href.trend(run.name, run.target)}
+                        onClick={(e) => e.stopPropagation()}
+                        title={`Every completed run of ${run.name} on ${run.target}, over time`}
+                        data-testid="trend-link"
+                      >
+                        trend
+                      </a>
+                    )}
                   </td>
                   <td>
                     <DateTime iso={run.startedAt} />

@@ -143,6 +143,16 @@ export function RunPage({ id }: { id: string }) {
               Watch live
             </a>
           )}
+          {record.status === 'completed' && record.sweepValue === undefined && (
+            <a
+              className="btn"
+              href={href.trend(record.scenario.name, record.scenario.target)}
+              title="Every completed run of this scenario on this target, over time"
+              data-testid="trend-link"
+            >
+              Trend on this target
+            </a>
+          )}
           <a
             className="btn"
             href={api.csvUrl(record.id)}
