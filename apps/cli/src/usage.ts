@@ -32,7 +32,7 @@ Usage:
   kbench rerun <run-id> [--json] [--concurrent]      (the stored resolved scenario, run again)
   kbench serve [--port 7420] [--scenarios DIR]
   kbench broker [--port 9092] [--data-dir DIR] [--nodes N] [--fsync none|batch|interval:<ms>] [--processes]
-                [--no-auto-create-topics]
+                [--no-auto-create-topics] [--metrics HOST:PORT]
   kbench agent [--listen 127.0.0.1:7755] [--token-file F] [--name N] [--allow H:P,...]
                [--tls-cert F --tls-key F]          (a load agent: runs a controller's clients here)
   kbench profile add <name> --bootstrap H:P[,H:P] [--tls] [--ca F] [--cert F --key F] [--insecure]
@@ -104,6 +104,8 @@ Options of broker:
                           interval:<ms>
   --processes             each node in its own OS process (so a signal can kill one)
   --no-auto-create-topics do not create a topic a client asks for (created on first use by default)
+  --metrics HOST:PORT     serve every node's figures at GET /metrics for Prometheus (say 127.0.0.1:9644;
+                          port 0 picks one, printed as "metrics <host>:<port>"); not with --processes
 
 Options of agent:
   --listen H:P            where controllers connect (default 127.0.0.1:7755, this machine only; a load

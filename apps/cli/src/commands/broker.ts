@@ -7,6 +7,8 @@ import { intOption, parseCommandArgs } from '../args.js';
 import { CommandError, isPortInUse, UsageError } from '../usage.js';
 
 const FSYNC = /^(none|batch|interval:[1-9]\d*)$/;
+/** HOST:PORT, the host a name, an IPv4 address or a bracketed IPv6 one. */
+const METRICS_ADDRESS = /^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/;
 
 /**
  * Runs the bundled broker in the foreground until SIGINT or SIGTERM: one node, a cluster of
@@ -14,7 +16,8 @@ const FSYNC = /^(none|batch|interval:[1-9]\d*)$/;
  * port + i - 1 and gets a `node <id> <host>:<port> pid <pid>` line. Topics are created on first
  * use (Kafka's auto.create.topics.enable) unless `--no-auto-create-topics`. `--tls-cert/--tls-key
  * [--tls-ca]` and `--sasl MECHANISM --user NAME:PASSWORD` make the listener SSL, SASL_PLAINTEXT or
- * SASL_SSL (kbench-broker's flags of the same names).
+ * SASL_SSL (kbench-broker's flags of the same names). `--metrics HOST:PORT` serves every node's figures
+ * at `GET /metrics` (Prometheus text), printed as `metrics <host>:<port>` after the node lines.
  */
 export async function brokerCommand(argv: string[]): Promise<number> {
   try {
@@ -49,6 +52,7 @@ async function serveBroker(argv: string[]): Promise<number> {
     'tls-ca': { type: 'string' },
     sasl: { type: 'string' },
     user: { type: 'string', multiple: true },
+    metrics: { type: 'string' },
   });
   if (positionals.length > 0)
     throw new UsageError(`kbench broker: unexpected argument ${JSON.stringify(positionals[0])}`);
@@ -63,6 +67,7 @@ async function serveBroker(argv: string[]): Promise<number> {
   await mkdir(dataDir, { recursive: true });
   const autoCreateTopics = !values['no-auto-create-topics'];
   const security = securityOptions(values);
+  const metrics = metricsOption(values.metrics, values.processes === true);
   // The broker runs on the addon's own threads, which do not keep Node's event loop alive: this
   // timer does, until a signal comes (without it a lone broker exited as soon as it started).
   const keepAlive = setInterval(() => {}, 1 << 30);
@@ -89,19 +94,48 @@ async function serveBroker(argv: string[]): Promise<number> {
     return 0;
   }
   if (nodes > 1 || fsync !== 'none') {
-    const cluster = await startCluster({ nodes, dataDir, basePort: port, fsync, autoCreateTopics, security });
+    const cluster = await startCluster({
+      nodes,
+      dataDir,
+      basePort: port,
+      fsync,
+      autoCreateTopics,
+      security,
+      metrics,
+    });
     for (const n of await cluster.nodes()) announce(n.id, n.host, n.port, process.pid);
+    announceMetrics(cluster.metricsAddress);
     process.stderr.write(`${nodes} node(s) in this process, data in ${dataDir}; Ctrl-C to stop\n`);
     await stopped;
     await cluster.stop();
     return 0;
   }
-  const broker = await startBroker({ dataDir, port, autoCreateTopics, security });
+  const broker = await startBroker({ dataDir, port, autoCreateTopics, security, metrics });
   announce(broker.nodeId, broker.host, broker.port, process.pid);
+  announceMetrics(broker.metricsAddress);
   process.stderr.write(`data in ${dataDir}; Ctrl-C to stop\n`);
   await stopped;
   await broker.stop();
   return 0;
+}
+
+function announceMetrics(address: string | null | undefined): void {
+  if (address) process.stdout.write(`metrics ${address}\n`);
+}
+
+/** `--metrics HOST:PORT`, checked before anything starts. */
+function metricsOption(value: string | undefined, processes: boolean): string | undefined {
+  if (value === undefined) return undefined;
+  if (processes)
+    throw new UsageError(
+      'kbench broker: --metrics serves the nodes of this process; with --processes, run kbench-broker --metrics per node',
+    );
+  const match = METRICS_ADDRESS.exec(value);
+  if (!match || Number(match[2]) > 65535)
+    throw new UsageError(
+      `kbench broker: --metrics must be HOST:PORT, such as 127.0.0.1:9644 (got ${JSON.stringify(value)})`,
+    );
+  return value;
 }
 
 interface SecurityFlags {

@@ -28,6 +28,9 @@ pub struct BindingClusterOptions {
     pub limits: Option<BrokerLimits>,
     /// Each node's client listener (replicas fetch over a plaintext port of their own).
     pub security: Option<BrokerSecurity>,
+    /// `HOST:PORT` to serve every node's figures on at `GET /metrics` (Prometheus text, a
+    /// `node` label each; port 0 picks one); absent: off.
+    pub metrics: Option<String>,
 }
 
 #[napi(object, js_name = "ClusterNodeInfo")]
@@ -75,6 +78,7 @@ pub async fn start_cluster(options: BindingClusterOptions) -> Result<BindingClus
     spec.limits = BrokerLimits::resolve(options.limits)?;
     spec.security = BrokerSecurity::resolve(options.security)?;
     spec.auto_create_topics = options.auto_create_topics.unwrap_or(false);
+    spec.metrics = options.metrics;
     let inner = Cluster::start(spec).await.map_err(to_js_error)?;
     Ok(BindingClusterHandle { inner })
 }
@@ -85,6 +89,12 @@ impl BindingClusterHandle {
     #[napi(getter)]
     pub fn bootstrap(&self) -> String {
         self.inner.bootstrap()
+    }
+
+    /// `host:port` of `GET /metrics`, when the `metrics` option asked for it.
+    #[napi(getter)]
+    pub fn metrics_address(&self) -> Option<String> {
+        self.inner.metrics_addr().map(|a| a.to_string())
     }
 
     #[napi]

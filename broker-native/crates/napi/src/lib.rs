@@ -27,6 +27,8 @@ pub struct BindingBrokerOptions {
     pub limits: Option<BrokerLimits>,
     /// TLS and SASL on the listener; absent: PLAINTEXT.
     pub security: Option<BrokerSecurity>,
+    /// `HOST:PORT` to serve `GET /metrics` on (Prometheus text; port 0 picks one); absent: off.
+    pub metrics: Option<String>,
 }
 
 /// The listener's TLS and SASL, the `kbench-broker` flags of the same names.
@@ -169,6 +171,7 @@ impl TryFrom<BindingBrokerOptions> for BrokerConfig {
         }
         config.limits = BrokerLimits::resolve(options.limits)?;
         config.security = BrokerSecurity::resolve(options.security)?;
+        config.metrics = options.metrics;
         Ok(config)
     }
 }
@@ -194,6 +197,12 @@ impl BindingBrokerHandle {
     #[napi(getter)]
     pub fn node_id(&self) -> i32 {
         self.inner.node_id()
+    }
+
+    /// `host:port` of `GET /metrics`, when the `metrics` option asked for it.
+    #[napi(getter)]
+    pub fn metrics_address(&self) -> Option<String> {
+        self.inner.metrics_addr().map(|a| a.to_string())
     }
 
     /// Counters since start; cheap and synchronous.
