@@ -13,6 +13,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   list: async () => (await import('./commands/list.js')).listCommand,
   show: async () => (await import('./commands/show.js')).showCommand,
   compare: async () => (await import('./commands/compare.js')).compareCommand,
+  gate: async () => (await import('./commands/gate.js')).gateCommand,
   export: async () => (await import('./commands/export.js')).exportCommand,
   reproduce: async () => (await import('./commands/reproduce.js')).reproduceCommand,
   import: async () => (await import('./commands/import.js')).importCommand,

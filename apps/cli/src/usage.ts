@@ -20,11 +20,14 @@ export const USAGE = `kbench: a benchmark workbench for Kafka-protocol streaming
 Usage:
   kbench run <scenario> [--set knob.path=value]... [--target T]... [--json] [--quick]
              [--dry-run] [--keep-topics] [--max-rate N] [--concurrent]
-             [--agents [producers@|consumers@]H:P,... [--agent-token-file F]]
+             [--agents [producers@|consumers@]H:P,... [--agent-token-file F]] [--repeat N]
+             [--baseline RUN|TAG|SERIES [--max-regression 10%] [--metric M,...] [--junit F] [--markdown F]]
   kbench sweep <scenario> [same options as run]      (a scenario with sweep: { knob, values })
   kbench list [--json] [--status S] [--search TEXT] [--limit N]
   kbench show <run-id> [--json]
   kbench compare <run-id> <run-id>... [--baseline ID] [--json] [--svg DIR] [--png DIR] [--report FILE.html|.md]
+  kbench gate <run|series|tag> --baseline RUN|TAG|SERIES [--max-regression 10%] [--metric M,...]
+              [--junit FILE] [--markdown FILE] [--json]   (the regression gate: exit 3 on a regression)
   kbench trend <scenario> [--target T] [--metric M] [--json]  (each headline figure over time, change points)
   kbench export <run-id>... --csv|--svg|--png|--json|--omb|--hlog|--histograms-json [--out DIR]
   kbench import omb <workload.yaml> [driver.yaml] [--out FILE]  (an OpenMessaging Benchmark workload)
@@ -67,6 +70,19 @@ Options of run:
                           here: host:port of each, producers@host:port or consumers@host:port for an
                           agent of one role; needs driver: native (in place of a profile's agents)
   --agent-token-file F    the agents' token (or KBENCH_AGENT_TOKEN), when the profile has none
+  --repeat N              run it N times (1 to 100) as one series, several --target or a sweep's points
+                          interleaved (A B A B ...); prints each figure's mean ± 95% CI and CV
+  --baseline REF          then judge the runs against a baseline (kbench gate: options of gate)
+
+Options of gate:
+  --baseline REF          the runs to judge against: a series id, a run id (or prefix), or a tag;
+                          completed runs of the same scenario
+  --max-regression P      the largest change for the worse that passes, in percent (default 10%);
+                          a regression must also be outside the noise (Welch's t-test at 95%)
+  --metric M,...          the figures judged (default produced.recordsPerSec, consumed.recordsPerSec,
+                          publishLatencyMs.p99, endToEndLatencyMs.p99, those the baseline has)
+  --markdown FILE         write the summary for a pull-request comment (it is printed as well)
+  --junit FILE            write JUnit XML: one test case per metric, a failure per regression
 
 Options of compare:
   --baseline ID           one of the runs compared (id or prefix): every other run's figures show their
@@ -120,7 +136,7 @@ Environment:
   KBENCH_HOME             where the history (history.duckdb), profiles (profiles/) and the run slot
                           (run.lock: one run at a time on a machine) live; default ~/.kbench
 
-Exit codes: 0 done, 1 the run failed, 2 bad usage, an invalid scenario or another run going (nothing ran), 130 a reproduction stopped with Ctrl-C.
+Exit codes: 0 done, 1 the run failed, 2 bad usage, an invalid scenario or another run going (nothing ran), 3 the gate found a regression, 130 a reproduction stopped with Ctrl-C.
 `;
 
 /**
@@ -145,6 +161,7 @@ export function commandUsage(command: string): string {
   };
   const parts = [['Usage:', ...own]];
   if (['run', 'sweep'].includes(command)) parts.push(section('Options of run:'));
+  if (['run', 'gate'].includes(command)) parts.push(section('Options of gate:'));
   if (['compare', 'trend', 'export', 'broker', 'agent'].includes(command))
     parts.push(section(`Options of ${command}:`));
   parts.push(section('Environment:'));

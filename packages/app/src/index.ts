@@ -29,6 +29,7 @@ export {
 } from './scenario-library.js';
 export {
   newSeriesId,
+  repeatSeries,
   runSeries,
   type SeriesItem,
   type SeriesOptions,

@@ -26,7 +26,7 @@ export interface SeriesItem {
 }
 
 /** A new series id, `<kind>:<time>:<random>` (a reproduction's series is its tag instead). */
-export function newSeriesId(kind: 'sweep' | 'targets'): string {
+export function newSeriesId(kind: 'sweep' | 'targets' | 'repeat'): string {
   return `${kind}:${new Date().toISOString()}:${randomBytes(3).toString('hex')}`;
 }
 
@@ -39,6 +39,19 @@ export function sweepSeries(scenario: Scenario, source: string | null): SeriesIt
     const sweepValue = values[i];
     return { scenario: plan, source, series, ...(sweepValue === undefined ? {} : { sweepValue }) };
   });
+}
+
+/**
+ * Each item `repeat` times, interleaved (A B A B ..., a sweep's points likewise) so that a drift of the
+ * machine over the series hits every configuration alike; all in one series (the items' own, or a new
+ * `repeat:` one). One repeat returns the items as they are.
+ */
+export function repeatSeries(items: SeriesItem[], repeat: number): SeriesItem[] {
+  if (repeat <= 1) return items;
+  const series = items[0]?.series ?? newSeriesId('repeat');
+  const out: SeriesItem[] = [];
+  for (let round = 0; round < repeat; round++) for (const item of items) out.push({ ...item, series });
+  return out;
 }
 
 export interface SeriesOptions {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import {
   loadScenarioFile,
   newSeriesId,
+  repeatSeries,
   runSeries,
   type ScenarioOverrides,
   ScenarioReadError,
@@ -25,7 +26,7 @@ import {
   type RunRecord,
   type Scenario,
 } from '@kbench/schema';
-import { parseCommandArgs } from '../args.js';
+import { intOption, parseCommandArgs } from '../args.js';
 import {
   agentsText,
   faultsText,
@@ -36,10 +37,22 @@ import {
   table,
 } from '../format.js';
 import { ProgressLine } from '../progress.js';
+import { figureStatistics, groupRuns, measuredRun, statisticsText } from '../repeats.js';
 import { withRunSlot } from '../run-slot.js';
 import { resolveScenarioFile } from '../scenario-file.js';
 import { UsageError } from '../usage.js';
 import { comparisonText } from './compare.js';
+import {
+  evaluateGate,
+  GATE_FLAGS,
+  type GateResult,
+  type GateSettings,
+  gateMetrics,
+  gateSettings,
+  type RunSet,
+  reportGate,
+  resolveRunSet,
+} from './gate.js';
 
 /** Reads a scenario file (a path or a library name) with --set, --target, --keep-topics and --quick, validated. */
 export async function loadScenario(file: string, overrides: ScenarioOverrides): Promise<Scenario> {
@@ -68,6 +81,8 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     concurrent: { type: 'boolean' },
     agents: { type: 'string' },
     'agent-token-file': { type: 'string' },
+    repeat: { type: 'string' },
+    ...GATE_FLAGS,
   });
   if (positionals.length !== 1) {
     throw new UsageError(
@@ -95,6 +110,12 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     ...agentOptions(command, values.agents, values['agent-token-file']),
   };
   const concurrent = Boolean(values.concurrent);
+  const repeat = intOption(command, 'repeat', values.repeat, 1, 100) ?? 1;
+  const gate = gateSettings(command, values);
+  if (gate && targets.length > 1)
+    throw new UsageError(
+      `kbench ${command}: --baseline judges one configuration; give at most one --target (got ${targets.join(', ')})`,
+    );
 
   if (targets.length > 1) {
     // Compare targets: the one scenario on each target in turn, then side by side.
@@ -112,13 +133,18 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
       concurrent,
       (slot) => {
         const series = newSeriesId('targets');
+        // With --repeat, A B A B ...: a drift of the machine hits every target alike.
         return runPlans(
-          scenarios.map((scenario) => ({ scenario, source, series })),
+          repeatSeries(
+            scenarios.map((scenario) => ({ scenario, source, series })),
+            repeat,
+          ),
           json,
           { ...options, slot },
         );
       },
     );
+    if (repeat > 1) return reportRepeats(results, json, null);
     if (!json && results.length > 1) process.stdout.write(`\n${targetComparisonText(results)}\n`);
     return report(results, json);
   }
@@ -127,7 +153,13 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
   if (command === 'sweep' && !scenario.sweep) {
     throw new UsageError(`kbench sweep: ${file} has no sweep; add sweep: { knob, values } or use kbench run`);
   }
-  const items = sweepSeries(scenario, source);
+  if (gate && scenario.sweep)
+    throw new UsageError(
+      `kbench ${command}: --baseline judges one configuration; ${file} has a sweep (gate one of its points with --set)`,
+    );
+  // The baseline and the figures are checked before any load is sent.
+  const baseline = gate ? await checkedBaseline(command, gate, scenario.name) : null;
+  const items = repeatSeries(sweepSeries(scenario, source), repeat);
   if (values['dry-run'])
     return dryRun(
       items.map((i) => i.scenario),
@@ -139,9 +171,64 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
   const results = await withRunSlot(
     { command: `kbench ${command}`, name: scenario.name },
     concurrent,
-    (slot) => runPlans(items, json, { ...options, slot, endOnFailure: items.length > 1 }),
+    (slot) => runPlans(items, json, { ...options, slot, endOnFailure: scenario.sweep !== undefined }),
   );
+  if (repeat > 1 || baseline) return reportRepeats(results, json, baseline);
   return report(results, json, items.length > 1);
+}
+
+/** The baseline --baseline names, of this scenario, with the figures to judge; usage errors otherwise. */
+async function checkedBaseline(
+  command: string,
+  settings: GateSettings,
+  scenario: string,
+): Promise<{ settings: GateSettings; set: RunSet; metrics: string[] }> {
+  const history = await History.open();
+  const set = await resolveRunSet(history, settings.baseline, command, '--baseline');
+  return { settings, set, metrics: gateMetrics(command, settings, set, scenario) };
+}
+
+/**
+ * After repeats (or a run with --baseline): each configuration's statistics, then the gate's verdict;
+ * with --json one object { series, runs, groups, gate }. Exit 1 if a run failed, else the gate's code.
+ */
+async function reportRepeats(
+  results: RunRecord[],
+  json: boolean,
+  baseline: { settings: GateSettings; set: RunSet; metrics: string[] } | null,
+): Promise<number> {
+  const runs = results.map(measuredRun);
+  const groups = groupRuns(runs).map((g) => ({
+    name: g.runs[0]?.name ?? '',
+    target: g.runs[0]?.target ?? '',
+    ...(g.runs[0]?.sweepValue === undefined ? {} : { sweepValue: g.runs[0].sweepValue }),
+    runs: g.runs.map((r) => r.id),
+    statistics: figureStatistics(g.runs),
+  }));
+  if (!json && results.length > 1)
+    for (const g of groups)
+      process.stdout.write(
+        `\n${statisticsText(`${g.name} on ${g.target}: ${g.runs.length} runs`, g.statistics)}\n`,
+      );
+  let gate: GateResult | null = null;
+  let code = results.some((r) => r.status === 'failed') ? 1 : 0;
+  if (baseline) {
+    const first = runs[0];
+    gate = evaluateGate(
+      baseline.set.name,
+      baseline.set,
+      { ref: results[0]?.series ?? first?.id ?? '', target: first?.target ?? '', runs },
+      baseline.metrics,
+      baseline.settings.maxRegression,
+    );
+    const gateCode = await reportGate(gate, baseline.settings, json);
+    if (code === 0) code = gateCode;
+  }
+  if (json)
+    process.stdout.write(
+      `${JSON.stringify({ series: results[0]?.series ?? null, runs: results, groups, ...(gate ? { gate } : {}) }, null, 2)}\n`,
+    );
+  return code;
 }
 
 /** --agents and its token (--agent-token-file, or KBENCH_AGENT_TOKEN), checked; {} without --agents. */
@@ -308,6 +395,13 @@ function report(results: RunRecord[], json: boolean, series = results.length > 1
   return results.some((r) => r.status === 'failed') ? 1 : 0;
 }
 
+/** What a series' runs are, for its progress lines: repeats of one plan, targets, or a sweep's points. */
+function seriesWord(plans: Scenario[]): string {
+  const first = plans[0];
+  if (!first || plans.some((p) => p.name !== first.name)) return 'sweep';
+  return plans.every((p) => p.target === first.target) ? 'repeat' : 'target';
+}
+
 /** Set by the first Ctrl-C (or SIGTERM): the run under way stops and no further one starts. */
 let interruptedBySignal = false;
 
@@ -363,7 +457,7 @@ export async function runPlans(
       beforeRun: ({ scenario: plan }, i) => {
         if (plans.length > 1)
           process.stderr.write(
-            `\n${plan.sweep === undefined && plans.every((p) => p.name === plan.name) ? 'target' : 'sweep'} ${i + 1}/${plans.length}: ${plan.name} -> ${plan.target}\n`,
+            `\n${seriesWord(plans)} ${i + 1}/${plans.length}: ${plan.name} -> ${plan.target}\n`,
           );
       },
       onStart: (run, _i, others) => {
