@@ -1,6 +1,7 @@
 // The run page shows what `kbench run` prints: every percentile, bytes on the wire, how hard the load
 // generator worked (with the warning when it set the pace) and the faults executed; a run that
-// measured nothing shows as failed, with the reason; a bundled run over SASL_SSL shows how it connected.
+// measured nothing shows as failed, with the reason; a bundled run over SASL_SSL shows how it connected;
+// a run sampled every 200 ms shows its latency heatmaps and offers its histograms for download.
 import { join } from 'node:path';
 import { History } from '@kbench/history';
 import { clientPaceWarning, parseScenario, type RunSummary } from '@kbench/schema';
@@ -169,4 +170,46 @@ test('a bundled run over SASL_SSL (cluster.security) shows its security, and no 
   await expect(yaml).toContainText('security:');
   await expect(yaml).toContainText('sasl: scram-sha-512');
   await expect(page.getByTestId('run-page')).not.toContainText('PRIVATE KEY');
+});
+
+test('a run sampled every 200 ms shows its latency heatmaps, and offers its histograms for download', async ({
+  page,
+}) => {
+  await page.goto('/');
+  const [id, stored] = await finishedRun(page, {
+    name: 'fine samples',
+    duration: '3s',
+    sampleIntervalMs: 200,
+    producers: { count: 1, rate: 5000 },
+    consumers: { count: 1 },
+  });
+  expect(stored.status, String(stored.error)).toBe('completed');
+
+  await page.goto(`/#/runs/${id}`);
+  for (const side of ['publish', 'e2e']) {
+    const chart = page.getByTestId(`chart-heatmap-${side}`);
+    await expect(chart).toBeVisible();
+    // The heatmap's cells are drawn: far more shapes than axes and a title alone make.
+    await expect.poll(async () => chart.locator('svg path').count()).toBeGreaterThan(20);
+  }
+  await expect(page.getByTestId('chart-heatmap-publish')).toContainText('Publish latency heatmap');
+  // The time charts' x axis counts in fractions of a second at this interval.
+  const samples = (await (await page.request.get(`/api/runs/${id}/samples`)).json()) as { t: number }[];
+  expect(samples.length).toBeGreaterThanOrEqual(10);
+  expect(samples.some((s) => !Number.isInteger(s.t))).toBe(true);
+
+  const hlog = await page.request.get((await page.getByTestId('hlog-link').getAttribute('href')) ?? '');
+  expect(hlog.status()).toBe(200);
+  expect(await hlog.text()).toContain(
+    '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"',
+  );
+  const json = await page.request.get(
+    (await page.getByTestId('histograms-json-link').getAttribute('href')) ?? '',
+  );
+  expect(((await json.json()) as { samples: unknown[] }).samples.length).toBe(samples.length);
+  const svg = await page.request.get(
+    (await page.getByTestId('download-heatmap-publish-svg').getAttribute('href')) ?? '',
+  );
+  expect(svg.status()).toBe(200);
+  expect(await svg.text()).toContain('>Publish latency heatmap</text>');
 });

@@ -6,6 +6,7 @@ import type {
   ReproductionResults,
   ReproductionStarted,
   RunChange,
+  RunHeatmaps,
   RunListItem,
   RunOwner,
   RunQuery,
@@ -115,6 +116,11 @@ export const api = {
     request<Trend>('GET', `/api/trends?scenario=${enc(scenario)}${target ? `&target=${enc(target)}` : ''}`),
   eventsUrl: (id: string) => `/api/runs/${enc(id)}/events`,
   csvUrl: (id: string) => `/api/runs/${enc(id)}/samples.csv`,
+  /** A run's latency histograms as a heatmap's input, each side (null: none stored). */
+  heatmap: (id: string) => request<RunHeatmaps>('GET', `/api/runs/${enc(id)}/heatmap`),
+  /** A run's per-sample histograms as an HdrHistogram interval log, and as raw JSON. */
+  hlogUrl: (id: string) => `/api/runs/${enc(id)}/export.hlog`,
+  histogramsJsonUrl: (id: string) => `/api/runs/${enc(id)}/histograms.json`,
   /** A chart of one run (one id) or a comparison (several), drawn by the server as the page draws it. */
   chartUrl: (chartId: string, format: 'svg' | 'png', ids: string[]) =>
     `/api/charts/${enc(chartId)}.${format}?ids=${ids.map(enc).join(',')}`,

@@ -19,6 +19,8 @@ function bandOf(micros: number): number {
 }
 
 function bandLabel(band: number): string {
+  // The lowest band also holds latencies measured as 0 (end-to-end latency from millisecond timestamps).
+  if (band <= 0) return '0 ms';
   const ms = 10 ** (band / BANDS_PER_DECADE) / 1000;
   return ms >= 1000 ? `${Number((ms / 1000).toPrecision(2))} s` : `${Number(ms.toPrecision(2))} ms`;
 }
@@ -93,7 +95,8 @@ export function latencyHeatmapChart(input: HeatmapInput, label = 'run', id?: str
       top: layout.gridTop,
       dimension: 2,
       text: ['records (log)', ''],
-      inRange: { color: ['#eff6ff', '#60a5fa', '#1d4ed8', '#f97316', '#b91c1c'] },
+      // One ramp, light to dark (YlOrRd): more records, darker.
+      inRange: { color: ['#ffeda0', '#fed976', '#fd8d3c', '#e31a1c', '#800026'] },
       formatter: (value: unknown) => String(Math.round(10 ** Number(value))),
     },
     series: [series],

@@ -13,6 +13,7 @@ import {
 import { useEffect, useMemo, useState } from 'react';
 import { api, type RunRecord, type Sample } from '../api';
 import { ConcurrentMark, ConcurrentWarning, ErrorNote, Panel, StatusBadge } from '../components/bits';
+import { LatencyHeatmaps } from '../components/LatencyHeatmaps';
 import { ChartGrid } from '../components/RunCharts';
 import { formatMBPerSec, formatMs, formatRecordsPerSec } from '../format';
 import { href } from '../router';
@@ -204,6 +205,7 @@ export function ComparePage({ ids }: { ids: string[] }) {
         ))}
       </div>
       <ChartGrid specs={charts} downloadIds={storedIds} />
+      <LatencyHeatmaps runs={runs.map((r, i) => ({ id: r.id, label: names[i] ?? r.scenario.name }))} />
     </div>
   );
 }

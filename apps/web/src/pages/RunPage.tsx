@@ -6,6 +6,7 @@ import { api, type RunRecord, type Sample } from '../api';
 import { AgentsTable } from '../components/AgentsTable';
 import { ConcurrentWarning, ErrorNote, Panel, StatusBadge } from '../components/bits';
 import { FaultsTable } from '../components/FaultsTable';
+import { LatencyHeatmaps } from '../components/LatencyHeatmaps';
 import { RunCharts } from '../components/RunCharts';
 import { SummaryTable } from '../components/SummaryTable';
 import { formatBytes, formatDateTime, runLength } from '../format';
@@ -161,6 +162,28 @@ export function RunPage({ id }: { id: string }) {
           >
             ⬇ Samples CSV
           </a>
+          {record.status !== 'running' && (
+            <>
+              <a
+                className="btn"
+                href={api.hlogUrl(record.id)}
+                download={`kbench-${record.id}.hlog`}
+                title="Each sample's latency histograms as an HdrHistogram interval log (HistogramLogAnalyzer)"
+                data-testid="hlog-link"
+              >
+                ⬇ .hlog
+              </a>
+              <a
+                className="btn"
+                href={api.histogramsJsonUrl(record.id)}
+                download={`kbench-${record.id}-histograms.json`}
+                title="Each sample's latency histograms as raw buckets"
+                data-testid="histograms-json-link"
+              >
+                ⬇ Histograms JSON
+              </a>
+            </>
+          )}
           <button
             type="button"
             className="btn ghost danger-text"
@@ -183,6 +206,9 @@ export function RunPage({ id }: { id: string }) {
       {record.faults && record.faults.length > 0 && <FaultsTable faults={record.faults} />}
       {samples && samples.length > 0 && (
         <RunCharts samples={samples} label={record.scenario.name} downloadId={record.id} faults={marks} />
+      )}
+      {record.status !== 'running' && (
+        <LatencyHeatmaps runs={[{ id: record.id, label: record.scenario.name }]} />
       )}
       {samples && samples.length === 0 && <p className="muted">No samples were stored for this run.</p>}
       <div className="two-col">
