@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { hdrIntervalLog } from '../src/hdr-log.js';
 import { bucketOf, bucketTop, LatencyHistogram } from '../src/histogram.js';
 import { decodeHistogram, encodeHistogram } from '../src/histogram-codec.js';
-import { type IntervalHistograms, windowLatency } from '../src/stored-latency.js';
+import { agentsLatency, type IntervalHistograms, windowLatency } from '../src/stored-latency.js';
 
 /** A deterministic spread of latencies in µs: mostly small, a long tail up to seconds. */
 function values(seed: number, n: number): number[] {
@@ -152,5 +152,39 @@ describe('the HdrHistogram interval log', () => {
     const again = new HistogramLogReader(log);
     for (let h = again.nextIntervalHistogram(); h; h = again.nextIntervalHistogram()) merged.add(h);
     expect(merged.totalCount).toBe(intervals.reduce((n, h) => n + h.count, 0));
+  });
+});
+
+describe("percentiles of a run's agents", () => {
+  it('equal those of the merged raw values of the agents chosen', () => {
+    const side = (values: number[]) => ({
+      records: values.length,
+      valueBytes: 0,
+      recordsPerSec: 0,
+      errors: 0,
+      latencyMs: null,
+      histogram: histogramOf(values).toBuckets(),
+    });
+    const agent = (name: string, seed: number) => ({
+      name,
+      address: `${name}:7000`,
+      host: name,
+      cores: 2,
+      kbench: '0.1.0',
+      roles: ['producers' as const, 'consumers' as const],
+      producers: 1,
+      consumers: 1,
+      clockOffsetMs: 0,
+      clockUncertaintyMs: 0,
+      lostAtMs: null,
+      lostReason: null,
+      produced: side(values(seed, 500)),
+      consumed: side(values(seed + 50, 300)),
+    });
+    const agents = [agent('a', 1), agent('b', 2), agent('c', 3)];
+    const two = agentsLatency(agents, ['a', 'c']);
+    expect(two.publishLatencyMs).toEqual(histogramOf([...values(1, 500), ...values(3, 500)]).summaryMs());
+    expect(two.endToEndLatencyMs).toEqual(histogramOf([...values(51, 300), ...values(53, 300)]).summaryMs());
+    expect(agentsLatency(agents).publishLatencyMs?.count).toBe(1500);
   });
 });
