@@ -54,6 +54,25 @@ function brokerNodes(runs: RunSeries[]): number[] {
   return [...ids].sort((a, b) => a - b);
 }
 
+/** A node as the charts name it: a scraped endpoint by its name, a bundled node by its id. */
+function nodeLabel(runs: RunSeries[], node: number): string {
+  for (const run of runs)
+    for (const s of run.samples) {
+      const n = s.broker?.find((b) => b.node === node);
+      if (n?.name !== undefined) return n.name;
+    }
+  return `node ${node}`;
+}
+
+/** Whether a node's figures were scraped from a metrics endpoint (not the bundled broker's counters). */
+function scrapedNode(runs: RunSeries[], node: number): boolean {
+  return runs.some((run) =>
+    run.samples.some((s) =>
+      s.broker?.some((b) => b.node === node && b.source !== undefined && b.source !== 'bundled'),
+    ),
+  );
+}
+
 function nodeFigure(node: number, read: (n: BrokerNodeSample) => number | null | undefined) {
   return (s: Sample) => {
     const n = s.broker?.find((b) => b.node === node);
@@ -62,19 +81,28 @@ function nodeFigure(node: number, read: (n: BrokerNodeSample) => number | null |
   };
 }
 
-/** Per bundled node: bytes received and replicated, in MiB/s. */
+/** Per node: bytes received, and replicated (bundled) or sent (a scraped endpoint), in MiB/s. */
 export function brokerTrafficChart(runs: RunSeries[]): ChartSpec {
   return timeChart(
     { id: 'broker-traffic', title: 'Broker nodes: traffic', yName: 'MiB/s' },
     runs,
-    brokerNodes(runs).flatMap((node) => [
-      { name: `node ${node} in`, value: nodeFigure(node, (n) => n.bytesInPerSec / MIB) },
-      {
-        name: `node ${node} replicated`,
-        value: nodeFigure(node, (n) => (n.replicatedBytesPerSec ?? 0) / MIB),
-        lineType: 'dashed' as const,
-      },
-    ]),
+    brokerNodes(runs).flatMap((node) => {
+      const label = nodeLabel(runs, node);
+      return [
+        { name: `${label} in`, value: nodeFigure(node, (n) => n.bytesInPerSec / MIB) },
+        scrapedNode(runs, node)
+          ? {
+              name: `${label} out`,
+              value: nodeFigure(node, (n) => n.bytesOutPerSec / MIB),
+              lineType: 'dashed' as const,
+            }
+          : {
+              name: `${label} replicated`,
+              value: nodeFigure(node, (n) => (n.replicatedBytesPerSec ?? 0) / MIB),
+              lineType: 'dashed' as const,
+            },
+      ];
+    }),
   );
 }
 
@@ -83,21 +111,51 @@ export function brokerHealthChart(runs: RunSeries[]): ChartSpec {
   return timeChart(
     { id: 'broker-health', title: 'Broker nodes: fsyncs and under-replicated partitions', yName: 'count' },
     runs,
-    brokerNodes(runs).flatMap((node) => [
-      { name: `node ${node} fsyncs`, value: nodeFigure(node, (n) => n.fsyncs) },
-      {
-        name: `node ${node} under-replicated`,
+    brokerNodes(runs).flatMap((node) => {
+      const label = nodeLabel(runs, node);
+      const underReplicated = {
+        name: `${label} under-replicated`,
         value: nodeFigure(node, (n) => n.underReplicated),
         lineType: 'dashed' as const,
-      },
-    ]),
+      };
+      // A metrics endpoint does not count fsyncs.
+      if (scrapedNode(runs, node)) return [underReplicated];
+      return [{ name: `${label} fsyncs`, value: nodeFigure(node, (n) => n.fsyncs) }, underReplicated];
+    }),
+  );
+}
+
+/** Per scraped node: the CPU cores its process used. */
+export function brokerCpuChart(runs: RunSeries[]): ChartSpec {
+  return timeChart(
+    { id: 'broker-cpu', title: 'Broker nodes: CPU', yName: 'cores' },
+    runs,
+    brokerNodes(runs).map((node) => ({
+      name: nodeLabel(runs, node),
+      value: nodeFigure(node, (n) => n.cpuCores),
+    })),
+  );
+}
+
+/** Per scraped node: produce request latency p50 and p99 as the endpoint reports it, in ms on a log axis. */
+export function brokerProduceLatencyChart(runs: RunSeries[]): ChartSpec {
+  return timeChart(
+    { id: 'broker-produce-latency', title: 'Broker nodes: produce request latency', yName: 'ms', yLog: true },
+    runs,
+    brokerNodes(runs).flatMap((node) => {
+      const label = nodeLabel(runs, node);
+      return [
+        { name: `${label} p50`, value: nodeFigure(node, (n) => n.produceP50Ms) },
+        { name: `${label} p99`, value: nodeFigure(node, (n) => n.produceP99Ms), lineType: 'dashed' as const },
+      ];
+    }),
   );
 }
 
 /** Bytes the bundled broker's nodes hold on disk at a sample (every replica counted), or null. */
 function storedBytes(s: Sample): number | null {
-  if (!s.broker || s.broker.length === 0) return null;
-  return s.broker.reduce((sum, n) => sum + n.logSizeBytes, 0);
+  const sizes = (s.broker ?? []).flatMap((n) => (n.logSizeBytes === undefined ? [] : [n.logSizeBytes]));
+  return sizes.length === 0 ? null : sizes.reduce((sum, b) => sum + b, 0);
 }
 
 /** The log grows by this much in a run before the stored-data chart is worth drawing. */
@@ -156,8 +214,9 @@ export function storedDataChart(runs: RunSeries[]): ChartSpec {
 
 /**
  * The charts a run page shows, in order: throughput, bandwidth, latency, backlog, and for runs on the
- * bundled broker its nodes' traffic and health, and throughput against the data stored when the
- * log grew by a GiB or more. Given the stored run's id, each chart names the run (label and id).
+ * bundled broker (or with a profile's metrics endpoints) its nodes' traffic and health, the scraped
+ * nodes' CPU and produce latency when they report them, and throughput against the data stored
+ * when the log grew by a GiB or more. Given the stored run's id, each chart names the run (label and id).
  */
 export function runCharts(
   samples: Sample[],
@@ -169,6 +228,11 @@ export function runCharts(
   const charts = [throughputChart(runs), bandwidthChart(runs), latencyChart(runs), backlogChart(runs)];
   if (samples.some((s) => (s.broker?.length ?? 0) > 0)) {
     charts.push(brokerTrafficChart(runs), brokerHealthChart(runs));
+    // A scraped endpoint's own figures (docs/targets.md#metrics), when it has them.
+    const nodes = samples.flatMap((s) => s.broker ?? []);
+    if (nodes.some((n) => typeof n.cpuCores === 'number')) charts.push(brokerCpuChart(runs));
+    if (nodes.some((n) => typeof n.produceP99Ms === 'number' || typeof n.produceP50Ms === 'number'))
+      charts.push(brokerProduceLatencyChart(runs));
     const stored = samples.map(storedBytes).filter((b): b is number => b !== null);
     if (stored.length > 1 && Math.max(...stored) - Math.min(...stored) >= STORED_DATA_CHART_MIN_GROWTH)
       charts.push(storedDataChart(runs));

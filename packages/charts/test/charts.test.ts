@@ -100,6 +100,53 @@ describe('units and axes', () => {
     expect(seriesOf(specs[5]!).map((s) => s.name)).toContain('node 2 under-replicated');
   });
 
+  it("draws a profile's scraped metrics endpoints as nodes by name: in and out, CPU, produce latency, gaps left open", () => {
+    const scraped = (node: number, name: string, mib: number) => ({
+      node,
+      source: 'kafka-jmx' as const,
+      name,
+      bytesInPerSec: mib * 1024 * 1024,
+      bytesOutPerSec: 1024 * 1024,
+      underReplicated: node === 2 ? 1 : 0,
+      cpuCores: 0.5,
+      produceP50Ms: 2,
+      produceP99Ms: 9,
+    });
+    const run = samples(3).map((s, i) => ({
+      ...s,
+      // broker-b's scrape failed in the second second: a gap, not a zero.
+      broker: i === 1 ? [scraped(1, 'broker-a', 2)] : [scraped(1, 'broker-a', 2), scraped(2, 'broker-b', 3)],
+    }));
+    const specs = runCharts(run);
+    expect(specs.map((s) => s.id).slice(4)).toEqual([
+      'broker-traffic',
+      'broker-health',
+      'broker-cpu',
+      'broker-produce-latency',
+    ]);
+    const traffic = seriesOf(specs[4]!);
+    expect(traffic.map((s) => s.name)).toEqual([
+      'broker-a in',
+      'broker-a out',
+      'broker-b in',
+      'broker-b out',
+    ]);
+    expect(traffic[2]?.data?.map((p) => (p as number[])[1])).toEqual([3, null, 3]);
+    expect(seriesOf(specs[5]!).map((s) => s.name)).toEqual([
+      'broker-a under-replicated',
+      'broker-b under-replicated',
+    ]);
+    expect(seriesOf(specs[6]!).map((s) => s.name)).toEqual(['broker-a', 'broker-b']);
+    expect(axisName(specs[6]!, 'yAxis')).toBe('cores');
+    expect(seriesOf(specs[7]!).map((s) => s.name)).toEqual([
+      'broker-a p50',
+      'broker-a p99',
+      'broker-b p50',
+      'broker-b p99',
+    ]);
+    expect(seriesOf(specs[7]!)[1]?.data?.[0]).toEqual([1, 9]);
+  });
+
   it('draws throughput against the GiB the brokers hold once the log has grown by a GiB', () => {
     const GIB = 1024 ** 3;
     const grown = samples(3).map((s, i) => ({

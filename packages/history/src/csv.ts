@@ -45,7 +45,7 @@ const BROKER_FIGURES: [string, (b: BrokerNodeSample) => Cell][] = [
   ['under_replicated', (b) => b.underReplicated ?? null],
   ['isr_shrinks', (b) => b.isrShrinks ?? null],
   ['isr_expands', (b) => b.isrExpands ?? null],
-  ['log_size_bytes', (b) => b.logSizeBytes],
+  ['log_size_bytes', (b) => b.logSizeBytes ?? null],
 ];
 
 /**

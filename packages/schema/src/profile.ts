@@ -89,6 +89,23 @@ export interface TargetProfile {
   agentTokenFile?: string;
   /** How agents started with TLS are checked. */
   agentTls?: AgentTlsSettings;
+  /** Prometheus endpoints of the cluster, scraped every second during a run (docs/targets.md). */
+  metrics?: MetricsEndpoint[];
+}
+
+/** How a metrics endpoint names its series: Kafka's JMX exporter, Redpanda's /public_metrics, kbench-broker's. */
+export const METRICS_KINDS = ['auto', 'kafka-jmx', 'redpanda', 'kbench'] as const;
+export type MetricsKind = (typeof METRICS_KINDS)[number];
+/** At most this many endpoints a profile (each scraped every second). */
+export const MAX_METRICS_ENDPOINTS = 32;
+
+export interface MetricsEndpoint {
+  /** http(s)://host:port/path; scraped with GET, nothing else. */
+  url: string;
+  /** auto (the default) tells the kind by the series' names at the first scrape. */
+  kind: MetricsKind;
+  /** The node's name on charts (default host:port). */
+  node?: string;
 }
 
 export class ProfileError extends Error {
@@ -172,6 +189,37 @@ const saslShape = z
 
 const agentTlsShape = z.strictObject({ ca: pemOrPath.optional(), insecure: z.boolean().optional() });
 
+/** Why a metrics URL is refused, or null: http(s) only, a host, and no credentials in it. */
+export function metricsUrlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `must be an http:// or https:// URL such as http://broker-1:9644/public_metrics (got ${JSON.stringify(url)})`;
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    return `must be an http:// or https:// URL (got ${parsed.protocol.replace(':', '')})`;
+  if (parsed.username !== '' || parsed.password !== '')
+    return 'must not hold a user name or password (a run stores its endpoints)';
+  return null;
+}
+
+const metricsEndpointShape = z.strictObject({
+  url: z
+    .string()
+    .max(2048, 'must be a URL of at most 2048 characters')
+    .superRefine((url, ctx) => {
+      const problem = metricsUrlProblem(url);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  kind: z
+    .enum(METRICS_KINDS, {
+      error: (issue) => `must be one of ${METRICS_KINDS.join(', ')} (got ${JSON.stringify(issue.input)})`,
+    })
+    .default('auto'),
+  node: z.string().min(1, 'must be a non-empty name').max(64, 'must be at most 64 characters').optional(),
+});
+
 const ALLOWED: Record<string, string[]> = {
   '': [
     'name',
@@ -184,6 +232,7 @@ const ALLOWED: Record<string, string[]> = {
     'agentToken',
     'agentTokenFile',
     'agentTls',
+    'metrics',
   ],
   tls: Object.keys(tlsShape.shape),
   sasl: Object.keys(saslShape.shape),
@@ -217,6 +266,10 @@ const profileShape = z
     agentToken: nonEmpty('token').optional(),
     agentTokenFile: z.string().startsWith('/', 'must be an absolute file path').optional(),
     agentTls: agentTlsShape.optional(),
+    metrics: z
+      .array(metricsEndpointShape)
+      .max(MAX_METRICS_ENDPOINTS, `must list at most ${MAX_METRICS_ENDPOINTS} endpoints`)
+      .optional(),
   })
   .superRefine((p, ctx) => {
     if (p.agentToken !== undefined && p.agentTokenFile !== undefined)
@@ -241,7 +294,8 @@ export function parseProfile(input: unknown): TargetProfile {
   }
   const parsed = profileShape.safeParse(input);
   if (parsed.success) {
-    const { tls, sasl, maxRate, agents, agentToken, agentTokenFile, agentTls, ...rest } = parsed.data;
+    const { tls, sasl, maxRate, agents, agentToken, agentTokenFile, agentTls, metrics, ...rest } =
+      parsed.data;
     return {
       ...rest,
       ...(tls ? { tls } : {}),
@@ -251,13 +305,20 @@ export function parseProfile(input: unknown): TargetProfile {
       ...(agentToken !== undefined ? { agentToken } : {}),
       ...(agentTokenFile !== undefined ? { agentTokenFile } : {}),
       ...(agentTls ? { agentTls: { ...agentTls } } : {}),
+      ...(metrics && metrics.length > 0 ? { metrics } : {}),
     };
   }
   const issues: ScenarioIssue[] = [];
   for (const issue of parsed.error.issues) {
     if (issue.code === 'unrecognized_keys') {
       const where = issue.path.map(String).join('.');
-      const allowed = ALLOWED[where] ?? (where.startsWith('agents.') ? AGENT_FIELDS : []);
+      const allowed =
+        ALLOWED[where] ??
+        (where.startsWith('agents.')
+          ? AGENT_FIELDS
+          : where.startsWith('metrics.')
+            ? Object.keys(metricsEndpointShape.shape)
+            : []);
       for (const key of issue.keys) {
         issues.push({
           path: formatPath([...issue.path, key]),

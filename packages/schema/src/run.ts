@@ -38,9 +38,26 @@ export const LATENCY_KEYS = [
   'worst10Mean',
 ] as const;
 
-/** One node of the bundled broker or cluster over one sample interval. Optional figures need a broker that counts them. */
+/** Where a node's figures came from: the bundled broker's counters, or a scraped Prometheus endpoint of that kind. */
+export const BROKER_FIGURE_SOURCES = ['bundled', 'kafka-jmx', 'redpanda', 'kbench'] as const;
+
+/**
+ * One node of the bundled broker or cluster over one sample interval, or one scraped metrics
+ * endpoint of the target's (`source` set, `name` the profile's node name). Optional figures need a
+ * broker, or an endpoint, that counts them.
+ */
 export const brokerNodeSampleSchema = z.object({
+  /** The bundled node's id; for a scraped endpoint, its place in the profile's list (1, 2, ...). */
   node: z.number(),
+  /** Absent: the bundled broker. */
+  source: z.enum(BROKER_FIGURE_SOURCES).optional(),
+  /** A scraped endpoint's node name (the profile's `node`, or host:port). */
+  name: z.string().optional(),
+  /** Produce request latency the endpoint reports, in ms (the exporter's own window: see docs/targets.md). */
+  produceP50Ms: z.number().nullable().optional(),
+  produceP99Ms: z.number().nullable().optional(),
+  /** CPU cores the node's process used over the interval (1 = one core busy). */
+  cpuCores: z.number().nullable().optional(),
   /** Bytes of requests received / responses sent, per second. */
   bytesInPerSec: z.number(),
   bytesOutPerSec: z.number(),
@@ -57,8 +74,8 @@ export const brokerNodeSampleSchema = z.object({
   isrExpands: z.number().optional(),
   /** Bytes replicated (follower fetches) per second. */
   replicatedBytesPerSec: z.number().optional(),
-  /** Bytes of log on the node at the end of the interval. */
-  logSizeBytes: z.number(),
+  /** Bytes of log on the node at the end of the interval (absent for an endpoint that does not say). */
+  logSizeBytes: z.number().optional(),
 });
 export type BrokerNodeSample = z.infer<typeof brokerNodeSampleSchema>;
 
@@ -200,6 +217,23 @@ export type ClusterDescription = z.infer<typeof clusterDescriptionSchema>;
 
 const stringMap = z.record(z.string(), z.string());
 
+/** A metrics endpoint as a run scraped it: what it was, how often it answered, and why not when it did not. */
+export const metricsEndpointRunSchema = z.object({
+  url: z.string(),
+  /** The node number its figures carry in the samples' broker figures. */
+  node: z.number(),
+  name: z.string(),
+  /** The kind the profile gave, or the one auto found (null: never told). */
+  kind: z.enum(['kafka-jmx', 'redpanda', 'kbench']).nullable(),
+  scrapes: z.number(),
+  failed: z.number(),
+  /** The last failure's reason, or null. */
+  lastError: z.string().nullable(),
+  /** Standard figures the endpoint never had (e.g. produce latency with kbench-broker). */
+  missing: z.array(z.string()),
+});
+export type MetricsEndpointRun = z.infer<typeof metricsEndpointRunSchema>;
+
 /** Where a run ran. Open-ended: fields added later, or by another version, pass through the API whole. */
 export const environmentSchema = z.looseObject({
   cores: z.number(),
@@ -235,6 +269,8 @@ export const environmentSchema = z.looseObject({
   memoryNote: z.string().optional(),
   /** The load agents the clients ran on, and what each did (docs/agents.md); absent without agents. */
   agents: agentsRunSchema.optional(),
+  /** The profile's metrics endpoints as the run scraped them; absent without any. */
+  metrics: z.array(metricsEndpointRunSchema).optional(),
 });
 export type Environment = z.infer<typeof environmentSchema>;
 

@@ -46,7 +46,7 @@ describe('target profiles', () => {
     expect(issues({ name: 'x', bootstrap: 'h:1', extra: 1 })[0]).toEqual({
       path: 'extra',
       message:
-        'unknown field; allowed fields here: name, description, bootstrap, tls, sasl, maxRate, agents, agentToken, agentTokenFile, agentTls',
+        'unknown field; allowed fields here: name, description, bootstrap, tls, sasl, maxRate, agents, agentToken, agentTokenFile, agentTls, metrics',
     });
     expect(issues([])).toEqual([{ path: '', message: 'a profile must be an object of fields' }]);
   });
@@ -77,6 +77,60 @@ describe('target profiles', () => {
       'kafka',
       'bootstrap',
       'profile',
+    ]);
+  });
+});
+
+describe("a profile's metrics endpoints", () => {
+  it('takes http(s) URLs with a kind (auto by default) and a node name', () => {
+    const p = parseProfile({
+      name: 'rp',
+      bootstrap: 'rp-1:9092',
+      metrics: [
+        { url: 'http://rp-1:9644/public_metrics', kind: 'redpanda', node: 'rp-1' },
+        { url: 'https://k:7071/' },
+      ],
+    });
+    expect(p.metrics).toEqual([
+      { url: 'http://rp-1:9644/public_metrics', kind: 'redpanda', node: 'rp-1' },
+      { url: 'https://k:7071/', kind: 'auto' },
+    ]);
+    expect(maskProfile(p).metrics).toEqual(p.metrics);
+  });
+
+  it('names the field of each mistake: scheme, credentials, kind, unknown fields', () => {
+    let issues: { path: string; message: string }[] = [];
+    try {
+      parseProfile({
+        name: 'bad',
+        bootstrap: 'k:9092',
+        metrics: [
+          { url: 'file:///etc/passwd' },
+          { url: 'http://user:pw@k:7071/metrics' },
+          { url: 'http://k:7071/metrics', kind: 'prometheus' },
+          { url: 'http://k:7071/metrics', every: '1s' },
+          { url: 'not a url' },
+        ],
+      });
+    } catch (err) {
+      issues = (err as ProfileError).issues;
+    }
+    expect(issues).toEqual([
+      { path: 'metrics[0].url', message: 'must be an http:// or https:// URL (got file)' },
+      {
+        path: 'metrics[1].url',
+        message: 'must not hold a user name or password (a run stores its endpoints)',
+      },
+      {
+        path: 'metrics[2].kind',
+        message: 'must be one of auto, kafka-jmx, redpanda, kbench (got "prometheus")',
+      },
+      { path: 'metrics[3].every', message: 'unknown field; allowed fields here: url, kind, node' },
+      {
+        path: 'metrics[4].url',
+        message:
+          'must be an http:// or https:// URL such as http://broker-1:9644/public_metrics (got "not a url")',
+      },
     ]);
   });
 });
