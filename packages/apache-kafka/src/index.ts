@@ -4,7 +4,15 @@ export {
   type TestCertificates,
 } from './certs.js';
 export { KafkaToolError, MissingProgramError } from './errors.js';
-export { type EnsureKafkaJarsOptions, ensureKafkaJars, type KafkaJars } from './jars.js';
+export {
+  type EnsureKafkaJarsOptions,
+  ensureJmxExporter,
+  ensureKafkaJars,
+  JMX_EXPORTER_CONFIG,
+  JMX_EXPORTER_VERSION,
+  type JmxExporter,
+  type KafkaJars,
+} from './jars.js';
 export {
   type KafkaToolResult,
   type LogLevel,

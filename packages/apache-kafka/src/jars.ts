@@ -69,6 +69,106 @@ export async function ensureKafkaJars(options: EnsureKafkaJarsOptions = {}): Pro
   }
 }
 
+/** The Prometheus JMX exporter's java agent, from Maven Central (not on the broker's classpath). */
+export const JMX_EXPORTER_VERSION = '1.0.1';
+
+/**
+ * The exporter's configuration: the figures kbench reads (bytes in and out, under-replicated
+ * partitions, produce request time quantiles) named as the exporter's Kafka example configuration
+ * names them, and nothing else from JMX; the JVM's process figures (CPU) are the agent's own.
+ */
+export const JMX_EXPORTER_CONFIG = `# Written by @kbench/apache-kafka: what kbench's metrics scraper reads.
+lowercaseOutputName: true
+lowercaseOutputLabelNames: true
+includeObjectNames:
+  - 'kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec'
+  - 'kafka.server:type=BrokerTopicMetrics,name=BytesOutPerSec'
+  - 'kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions'
+  - 'kafka.network:type=RequestMetrics,name=TotalTimeMs,request=Produce'
+rules:
+  - pattern: 'kafka.server<type=BrokerTopicMetrics, name=(BytesIn|BytesOut)PerSec><>Count'
+    name: kafka_server_brokertopicmetrics_$1_total
+    type: COUNTER
+  - pattern: 'kafka.server<type=ReplicaManager, name=UnderReplicatedPartitions><>Value'
+    name: kafka_server_replicamanager_underreplicatedpartitions
+    type: GAUGE
+  - pattern: 'kafka.network<type=RequestMetrics, name=TotalTimeMs, request=Produce><>(\\d+)thPercentile'
+    name: kafka_network_requestmetrics_totaltimems
+    type: GAUGE
+    labels:
+      request: Produce
+      quantile: '0.$1'
+`;
+
+export interface JmxExporter {
+  /** The java agent jar, for -javaagent:<jar>=<host:port>:<config>. */
+  jar: string;
+  /** JMX_EXPORTER_CONFIG as a file. */
+  config: string;
+}
+
+/** The Prometheus JMX exporter java agent, fetched with Maven once per machine (beside the Kafka jars). */
+export async function ensureJmxExporter(options: EnsureKafkaJarsOptions = {}): Promise<JmxExporter> {
+  const dir = join(options.cacheDir ?? kafkaCacheDir(), 'agents');
+  const jar = join(dir, `jmx_prometheus_javaagent-${JMX_EXPORTER_VERSION}.jar`);
+  mkdirSync(dir, { recursive: true });
+  const config = join(dir, 'jmx-exporter.yaml');
+  if (!existsSync(config) || readFileSync(config, 'utf8') !== JMX_EXPORTER_CONFIG) {
+    writeFileSync(`${config}.${process.pid}`, JMX_EXPORTER_CONFIG);
+    renameSync(`${config}.${process.pid}`, config);
+  }
+  if (existsSync(jar)) return { jar, config };
+  requireProgram(
+    'mvn',
+    ['-v'],
+    'Maven fetches the Prometheus JMX exporter from Maven Central on first use',
+    'apt-get install -y maven',
+  );
+  const release = await acquireLock(join(dir, 'fetch.lock'));
+  try {
+    if (existsSync(jar)) return { jar, config };
+    const staging = join(dir, `staging-${process.pid}`);
+    rmSync(staging, { recursive: true, force: true });
+    const artifact = `io.prometheus.jmx:jmx_prometheus_javaagent:${JMX_EXPORTER_VERSION}`;
+    const args = [
+      '-q',
+      '-B',
+      '-f',
+      join(packageRoot(), 'pom.xml'),
+      'dependency:copy',
+      `-Dartifact=${artifact}`,
+      `-DoutputDirectory=${staging}`,
+    ];
+    (options.log ?? (() => {}))(`fetching ${artifact} with Maven into ${dir}`);
+    const { code, output } = await runMaven(args);
+    const fetched = join(staging, `jmx_prometheus_javaagent-${JMX_EXPORTER_VERSION}.jar`);
+    if (code !== 0 || !existsSync(fetched)) {
+      rmSync(staging, { recursive: true, force: true });
+      throw new Error(`mvn ${args.join(' ')} failed with exit code ${code}:\n${tail(output, 30)}`);
+    }
+    renameSync(fetched, jar);
+    rmSync(staging, { recursive: true, force: true });
+    return { jar, config };
+  } finally {
+    release();
+  }
+}
+
+function runMaven(args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('mvn', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
 function isComplete(libDir: string): boolean {
   return (
     existsSync(join(libDir, COMPLETE_MARKER)) && existsSync(join(libDir, `kafka_2.13-${KAFKA_VERSION}.jar`))
@@ -97,18 +197,7 @@ async function fetchJars(libDir: string, log: (line: string) => void): Promise<v
   log(`fetching Apache Kafka ${KAFKA_VERSION} jars with Maven into ${libDir}`);
   const started = Date.now();
   const args = ['-q', '-B', '-f', pom, 'dependency:copy-dependencies', `-DoutputDirectory=${staging}`];
-  const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-    const child = spawn('mvn', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
-  });
+  const { code, output } = await runMaven(args);
   if (code !== 0) {
     rmSync(staging, { recursive: true, force: true });
     throw new Error(`mvn ${args.join(' ')} failed with exit code ${code}:\n${tail(output, 30)}`);

@@ -4,6 +4,7 @@ import { createPrivateKey, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KafkaToolError, tail } from './errors.js';
+import { ensureJmxExporter } from './jars.js';
 import { javaArgs, type LogLevel, runKafkaTool } from './java.js';
 import { answersApiVersions, freePort, metadataBrokerIds } from './ports.js';
 
@@ -80,6 +81,12 @@ export interface StartApacheKafkaOptions {
   serverProps?: Record<string, string | number | boolean>;
   /** JVM options of each node; default those of bin/kafka-server-start.sh (1 GB heap) and kafka-run-class.sh. */
   jvmArgs?: string[];
+  /**
+   * Runs the Prometheus JMX exporter java agent in every node's JVM (fetched from Maven Central on
+   * first use), serving `metricsUrl` on loopback: bytes in and out, under-replicated partitions,
+   * produce request time and the JVM's CPU (JMX_EXPORTER_CONFIG).
+   */
+  jmxExporter?: boolean;
   logLevel?: LogLevel;
   /** How long to wait for every node to answer requests and the brokers to register. Default 90 s (plus 30 s a node). */
   startTimeoutMs?: number;
@@ -99,6 +106,8 @@ export interface ApacheKafkaNode {
   saslSslPort: number | null;
   /** The MTLS port (SSL, client certificate required), when started with `tls.mutualListener`. */
   mtlsPort: number | null;
+  /** The JMX exporter's `http://127.0.0.1:<port>/metrics`, when started with `jmxExporter`. */
+  metricsUrl: string | null;
   pid: number;
   dataDir: string;
   /** The JVM's stdout and stderr. */
@@ -149,6 +158,7 @@ export interface NodeLayout {
   sslPort?: number | null;
   saslSslPort?: number | null;
   mtlsPort?: number | null;
+  metricsPort?: number | null;
 }
 
 /** Where a node with `tls` keeps the PEM files it serves: key and certificate chain, and the trusted CAs. */
@@ -363,6 +373,8 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
   const sslPorts = options.tls ? await ports(count, undefined, taken) : [];
   const saslSslPorts = options.tls && options.sasl ? await ports(count, undefined, taken) : [];
   const mtlsPorts = options.tls?.mutualListener ? await ports(count, undefined, taken) : [];
+  const metricsPorts = options.jmxExporter ? await ports(count, undefined, taken) : [];
+  const exporter = options.jmxExporter ? await ensureJmxExporter() : null;
   const layout: NodeLayout[] = clientPorts.map((port, i) => ({
     id: i + 1,
     // One node keeps the single-node layout of earlier versions: everything in dataDir itself.
@@ -373,6 +385,7 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
     sslPort: sslPorts[i] ?? null,
     saslSslPort: saslSslPorts[i] ?? null,
     mtlsPort: mtlsPorts[i] ?? null,
+    metricsPort: metricsPorts[i] ?? null,
   }));
   const logLevel = options.logLevel ?? 'warn';
   const clusterId = existingClusterId(layout) ?? newClusterId();
@@ -403,7 +416,13 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
     await Promise.all(started.map((node) => node.stop(graceMs)));
   };
   try {
-    for (const node of layout) started.push(await launch(node, options.jvmArgs ?? SERVER_JVM_ARGS, logLevel));
+    for (const node of layout) {
+      const agent =
+        exporter && node.metricsPort
+          ? [`-javaagent:${exporter.jar}=127.0.0.1:${node.metricsPort}:${exporter.config}`]
+          : [];
+      started.push(await launch(node, [...(options.jvmArgs ?? SERVER_JVM_ARGS), ...agent], logLevel));
+    }
     const deadline = Date.now() + (options.startTimeoutMs ?? 90_000 + 30_000 * (count - 1));
     for (const node of started) await node.ready(deadline);
     await allBrokersListed(started, deadline);
@@ -518,6 +537,7 @@ async function launch(node: NodeLayout, jvmArgs: string[], logLevel: LogLevel): 
     sslPort: node.sslPort ?? null,
     saslSslPort: node.saslSslPort ?? null,
     mtlsPort: node.mtlsPort ?? null,
+    metricsUrl: node.metricsPort ? `http://127.0.0.1:${node.metricsPort}/metrics` : null,
     pid,
     dataDir: node.dataDir,
     logFile,

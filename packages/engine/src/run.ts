@@ -19,6 +19,7 @@ import {
 import { type Connection, createTopics, deleteRunResources, describeTarget } from './admin.js';
 import { assertBacklogFits, backlogRecords } from './backlog-space.js';
 import { BrokerStatsMeter } from './broker-stats.js';
+import { ClusterMetrics } from './cluster-metrics.js';
 import { AgentFleet, type AgentsSetup, readTokenFile } from './drivers/agents.js';
 import { type LoadClients, type LoadDriver, shares } from './drivers/driver.js';
 import type { Log } from './drivers/kafkajs/client.js';
@@ -134,6 +135,8 @@ export class ScenarioRun extends EventEmitter {
   private faults: FaultTimeline | null = null;
   /** Per-second broker figures (bundled only). */
   private brokerStats: BrokerStatsMeter | null = null;
+  /** The profile's Prometheus endpoints, scraped on the sample tick (absent without any). */
+  private clusterMetrics: ClusterMetrics | null = null;
   private readonly loadDriver: LoadDriver;
   /** How to reach the run's load agents, when its clients run on agents. */
   private readonly agentsSetup: AgentsSetup | null;
@@ -324,6 +327,7 @@ export class ScenarioRun extends EventEmitter {
     if (target.dataDir) assertBacklogFits(s, target.dataDir);
     this.meter.brokerInProcess = target.kind === 'bundled';
     if (target.brokerStats) this.brokerStats = new BrokerStatsMeter(() => target.brokerStats!());
+    if (this.profile?.metrics) this.clusterMetrics = new ClusterMetrics(this.profile.metrics, this.log);
     if (s.faults.length > 0 && target.faults) {
       this.faults = new FaultTimeline(s.faults, target.faults, run.topics, s, this.log, (event) =>
         this.emit('fault', event),
@@ -590,6 +594,7 @@ export class ScenarioRun extends EventEmitter {
       this.log('warn', `reading broker stats: ${message(err)}`);
       this.brokerStats = null;
     });
+    await this.clusterMetrics?.reset();
     this.loadStartedAt = performance.now();
     if (this.fleet) this.fleet.loadStartedAt = this.loadStartedAt;
     const cpu = process.cpuUsage();
@@ -671,11 +676,12 @@ export class ScenarioRun extends EventEmitter {
   }
 
   private async cut(clients: Clients, now: number, lastCut: number): Promise<void> {
-    const [broker, produced, ...consumed] = await Promise.all([
+    const [broker, scraped, produced, ...consumed] = await Promise.all([
       this.brokerStats?.cut(now - lastCut).catch((err: unknown) => {
         this.log('warn', `reading broker stats: ${message(err)}`);
         return undefined;
       }),
+      this.clusterMetrics?.cut(),
       clients.producers?.take(),
       ...clients.consumers.map((c) => c.take()),
     ]);
@@ -697,6 +703,7 @@ export class ScenarioRun extends EventEmitter {
     const sample = this.meter.cut(t, now - lastCut, warmup);
     this.fleet?.cut(warmup);
     if (broker) sample.broker = broker;
+    if (scraped && scraped.length > 0) sample.broker = [...(broker ?? []), ...scraped];
     this.samples.push(sample);
     if (!warmup && this.phase === 'warmup') this.setPhase('measuring');
     this.emit('sample', sample);
@@ -723,6 +730,7 @@ export class ScenarioRun extends EventEmitter {
     const measured = this.samples.some((s) => !s.warmup) ? this.meter.summary() : null;
     const summary = measured && this.findMax ? { ...measured, findMax: this.findMax } : measured;
     if (this.fleet) this.environment.agents = this.fleet.breakdown(summary?.measuredSeconds ?? 0);
+    if (this.clusterMetrics) this.environment.metrics = this.clusterMetrics.describe();
     const base = {
       environment: this.environment,
       summary,
