@@ -47,6 +47,7 @@ Usage:
   kbench help [command]                              (or kbench <command> --help)
 
 Options of run:
+                 [--metrics URL,... [--metrics-kind auto|kafka-jmx|redpanda|kbench]]
   <scenario>              a file, or a library name: quickstart, kreps-2014/producer-1-thread, or
                           user/NAME for one saved from the workbench's composer
   --set knob.path=value   override any knob (YAML value), e.g. --set producers.acks=all; repeatable

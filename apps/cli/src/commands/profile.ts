@@ -4,7 +4,10 @@ import path from 'node:path';
 import { ProfileExistsError, ProfileStore } from '@kbench/engine';
 import {
   type AgentEndpoint,
+  METRICS_KINDS,
+  type MetricsKind,
   maskProfile,
+  metricsUrlProblem,
   PASSWORD_SASL_MECHANISMS,
   parseAgentsList,
   SASL_MECHANISMS,
@@ -76,6 +79,8 @@ async function add(argv: string[]): Promise<number> {
     'agent-token-file': { type: 'string' },
     'agent-ca': { type: 'string' },
     'agent-insecure': { type: 'boolean' },
+    metrics: { type: 'string' },
+    'metrics-kind': { type: 'string' },
     replace: { type: 'boolean' },
   });
   if (positionals.length !== 1) {
@@ -138,6 +143,7 @@ async function add(argv: string[]): Promise<number> {
     }
   }
   const agents = agentFields(values);
+  const metrics = metricsField(values);
   const input = {
     name: positionals[0],
     bootstrap: values.bootstrap,
@@ -166,6 +172,7 @@ async function add(argv: string[]): Promise<number> {
         : {}),
     ...(maxRate !== undefined ? { maxRate } : {}),
     ...agents,
+    ...metrics,
   };
   const store = new ProfileStore();
   let saved: TargetProfile;
@@ -178,6 +185,37 @@ async function add(argv: string[]): Promise<number> {
   }
   process.stderr.write(`saved profile ${saved.name} in ${store.dir} (readable by you only)\n`);
   return 0;
+}
+
+/** --metrics URL,... and --metrics-kind as the profile's metrics endpoints. */
+function metricsField(values: { metrics?: string; 'metrics-kind'?: string }): {
+  metrics?: { url: string; kind: MetricsKind }[];
+} {
+  const { metrics: list, 'metrics-kind': kindText } = values;
+  if (list === undefined) {
+    if (kindText !== undefined)
+      throw new UsageError('kbench profile add: --metrics-kind goes with --metrics');
+    return {};
+  }
+  const kind = (kindText ?? 'auto') as MetricsKind;
+  if (!METRICS_KINDS.includes(kind)) {
+    throw new UsageError(
+      `kbench profile add: --metrics-kind must be one of ${METRICS_KINDS.join(', ')} (got ${JSON.stringify(kindText)})`,
+    );
+  }
+  const urls = list
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
+  if (urls.length === 0)
+    throw new UsageError(
+      'kbench profile add: --metrics needs http(s) URLs, e.g. http://broker-1:9644/public_metrics',
+    );
+  for (const url of urls) {
+    const problem = metricsUrlProblem(url);
+    if (problem) throw new UsageError(`kbench profile add: --metrics ${url}: ${problem}`);
+  }
+  return { metrics: urls.map((url) => ({ url, kind })) };
 }
 
 /** --agents, --agent-token-file, --agent-ca and --agent-insecure as the profile's agent fields. */
@@ -285,6 +323,8 @@ async function show(argv: string[]): Promise<number> {
     rows.push(['sasl.password', masked.sasl.password]);
   }
   rows.push(['maxRate', masked.maxRate === undefined ? '-' : `${masked.maxRate} records/s`]);
+  for (const [i, m] of (masked.metrics ?? []).entries())
+    rows.push([`metrics.${i}`, `${m.url} (${m.kind}${m.node ? `, node ${m.node}` : ''})`]);
   process.stdout.write(`${table(rows)}\n`);
   return 0;
 }

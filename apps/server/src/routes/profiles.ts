@@ -39,6 +39,10 @@ export const maskedProfile = {
       properties: { mechanism: text, username: text, password: text, tokenFile: text, tokenCommand: text },
     },
     maxRate: { type: 'number' },
+    metrics: {
+      type: 'array',
+      items: { type: 'object', properties: { url: text, kind: text, node: text } },
+    },
   },
 } as const;
 
