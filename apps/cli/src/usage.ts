@@ -43,11 +43,11 @@ Usage:
                  --password-stdin|--password-env VAR|--password P] [--sasl oauthbearer --token-file F|--token-command CMD]
                  [--max-rate N] [--description T] [--replace]
                  [--agents [producers@|consumers@]H:P,... [--agent-token-file F] [--agent-ca F|--agent-insecure]]
+                 [--metrics URL,... [--metrics-kind auto|kafka-jmx|redpanda|kbench]]
   kbench profile list [--json] | show <name> [--json] | remove <name>
   kbench help [command]                              (or kbench <command> --help)
 
 Options of run:
-                 [--metrics URL,... [--metrics-kind auto|kafka-jmx|redpanda|kbench]]
   <scenario>              a file, or a library name: quickstart, kreps-2014/producer-1-thread, or
                           user/NAME for one saved from the workbench's composer
   --set knob.path=value   override any knob (YAML value), e.g. --set producers.acks=all; repeatable
