@@ -1,15 +1,16 @@
 // The cluster's own metrics beside the client's, for real: an Apache Kafka 4.3.1 node started with
 // the Prometheus JMX exporter java agent (from Maven Central), named in a profile's `metrics`; runs
-// go to a real DuckDB history, and the stored samples carry the scraped node's figures. A second
-// endpoint, a plain HTTP server on loopback that stops answering mid-run, leaves gaps and the run
-// completes.
+// go to a real DuckDB history, and the stored samples carry the scraped node's figures. Then the
+// standalone kbench-broker started with --metrics, read as kind auto; and a second endpoint, a plain
+// HTTP server on loopback that stops answering mid-run, which leaves gaps while the run completes.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { type ApacheKafka, startApacheKafka } from '@kbench/apache-kafka';
+import { type ApacheKafka, freePort, startApacheKafka } from '@kbench/apache-kafka';
+import { startBundledBroker } from '@kbench/broker-launcher';
 import { History } from '@kbench/history';
 import { parseScenario, type RunRecord, type Sample } from '@kbench/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,6 +83,44 @@ describe("Apache Kafka's JMX exporter as a profile's metrics endpoint", () => {
       }),
     ]);
     expect(run.environment.metrics?.[0]?.scrapes).toBeGreaterThanOrEqual(samples.length);
+  });
+});
+
+describe("kbench-broker's own /metrics (kbench-broker --metrics) as a profile's endpoint", () => {
+  let run: RunRecord;
+  let samples: Sample[];
+
+  beforeAll(async () => {
+    const metricsPort = await freePort();
+    const broker = await startBundledBroker({
+      dataDir: path.join(workDir, 'kbench-broker'),
+      args: ['--metrics', `127.0.0.1:${metricsPort}`],
+    });
+    try {
+      profiles.save({
+        name: 'kb',
+        bootstrap: broker.bootstrap,
+        metrics: [{ url: `http://127.0.0.1:${metricsPort}/metrics` }],
+      });
+      ({ run, samples } = await record('kb'));
+    } finally {
+      await broker.stop();
+    }
+  }, 300_000);
+
+  it('is read as kbench: bytes in and out, under-replicated partitions and CPU per sample; no produce latency', () => {
+    expect(run.status, String(run.error)).toBe('completed');
+    const scraped = samples.flatMap((s) => s.broker ?? []).filter((n) => n.source === 'kbench');
+    expect(scraped.length).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...scraped.map((n) => n.bytesInPerSec))).toBeGreaterThan(0);
+    expect(Math.max(...scraped.map((n) => n.bytesOutPerSec))).toBeGreaterThan(0);
+    expect(Math.max(...scraped.map((n) => n.cpuCores ?? 0))).toBeGreaterThan(0);
+    for (const n of scraped) expect(n).toMatchObject({ underReplicated: 0, produceP99Ms: null });
+    expect(run.environment.metrics?.[0]).toMatchObject({
+      kind: 'kbench',
+      failed: 0,
+      missing: ['produceLatency'],
+    });
   });
 });
 
