@@ -1,5 +1,6 @@
 // A scenario's trend: several real short runs of one scenario on the bundled broker, the Trends page
 // reached from the history and from a run, a chart per headline figure, and a point that opens its run.
+import { readFile } from 'node:fs/promises';
 import type { Trend } from '@kbench/schema';
 import { expect, test } from '@playwright/test';
 import { completedRun } from './runs.js';
@@ -34,6 +35,14 @@ test('the trend of a scenario: charts per figure from the history and a run, a p
   }
   await expect(page.getByTestId('trend-run')).toHaveCount(4);
   await expect(page.getByTestId('trend-run').first()).toHaveAttribute('data-run-id', ids[0] as string);
+
+  // Each chart downloads as the server draws it.
+  const download = page.waitForEvent('download');
+  await page.getByTestId('download-trend-produced-recordspersec-svg').click();
+  expect((await download).suggestedFilename()).toBe('kbench-trend-produced-recordspersec.svg');
+  expect(await readFile((await (await download).path()) as string, 'utf8')).toContain(
+    'produced rec/s over time',
+  );
 
   // The best run by produced rec/s is the one the API names; its point, labelled "best", opens it.
   const trend = (await (

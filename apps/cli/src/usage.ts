@@ -28,7 +28,8 @@ Usage:
   kbench compare <run-id> <run-id>... [--baseline ID] [--json] [--svg DIR] [--png DIR] [--report FILE.html|.md]
   kbench gate <run|series|tag> --baseline RUN|TAG|SERIES [--max-regression 10%] [--metric M,...]
               [--junit FILE] [--markdown FILE] [--json]   (the regression gate: exit 3 on a regression)
-  kbench trend <scenario> [--target T] [--metric M] [--json]  (each headline figure over time, change points)
+  kbench trend <scenario> [--target T] [--metric M] [--json] [--svg DIR] [--png DIR]
+                                                     (each headline figure over time, change points)
   kbench export <run-id>... --csv|--svg|--png|--json|--omb|--hlog|--histograms-json [--out DIR]
   kbench import omb <workload.yaml> [driver.yaml] [--out FILE]  (an OpenMessaging Benchmark workload)
   kbench reproduce <folder>|--all [--quick] [--out DIR] [--concurrent]  (a published benchmark: runs, a report)
@@ -43,7 +44,6 @@ Usage:
                  --password-stdin|--password-env VAR|--password P] [--sasl oauthbearer --token-file F|--token-command CMD]
                  [--max-rate N] [--description T] [--replace]
                  [--agents [producers@|consumers@]H:P,... [--agent-token-file F] [--agent-ca F|--agent-insecure]]
-                 [--metrics URL,... [--metrics-kind auto|kafka-jmx|redpanda|kbench]]
   kbench profile list [--json] | show <name> [--json] | remove <name>
   kbench help [command]                              (or kbench <command> --help)
 
@@ -100,6 +100,7 @@ Options of trend:
   --metric M              one figure: produced.recordsPerSec, produced.mbPerSec, publishLatencyMs.p50,
                           publishLatencyMs.p99, endToEndLatencyMs.p99, consumed.recordsPerSec
   --json                  the trend as JSON (as GET /api/trends answers it)
+  --svg DIR, --png DIR    write a chart per figure (kbench-trend-<figure>.svg), as the Trends page draws it
 
 Options of export:
   --csv                   samples and summary as CSV

@@ -1,5 +1,5 @@
 // `kbench compare` on a sweep's runs, as a user types it: spawned, no TTY, its own KBENCH_HOME.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,6 +49,26 @@ describe('kbench compare', () => {
     // The baseline's own figure stands alone; each of the four others carries a signed percentage.
     expect(produced.match(/[+-]\d+(\.\d+)?%/g)).toHaveLength(ids.length - 1);
     expect(r.stdout).toMatch(new RegExp(`baseline\\b.*${baseline}|${baseline}.*\\bbaseline`));
+  });
+
+  it('--svg DIR and --png DIR write the comparison charts into each folder', async () => {
+    const svg = path.join(home, 'svg');
+    const png = path.join(home, 'png');
+    const r = await runKbench(home, [
+      'compare',
+      ids[0] as string,
+      ids[1] as string,
+      '--svg',
+      svg,
+      '--png',
+      png,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(new RegExp(`wrote \\d+ SVG charts to ${svg}\n`));
+    expect(r.stderr).toMatch(new RegExp(`wrote \\d+ PNG charts to ${png}\n`));
+    expect(await readFile(path.join(svg, 'kbench-compare-publish-percentiles.svg'), 'utf8')).toMatch(/^<svg/);
+    const image = await readFile(path.join(png, 'kbench-compare-publish-percentiles.png'));
+    expect(image.subarray(1, 4).toString()).toBe('PNG');
   });
 
   it('--help lists --baseline', async () => {

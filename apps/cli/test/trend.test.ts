@@ -1,5 +1,5 @@
 // `kbench trend` spawned as a user runs it, over a history written by @kbench/history as runs write it.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { History } from '@kbench/history';
@@ -87,6 +87,16 @@ describe('kbench trend', () => {
     expect(rows[3]).toMatch(/^r3 \*/);
     expect(out.stdout).toMatch(/produced rec\/s at r10: 49,978 -> 40,000, -20\.0%, worse \(p = 0\.\d+\)/);
     expect(out.stdout).toMatch(/\* shared the machine with another run/);
+  });
+
+  it('writes a chart per figure with --svg, the change point drawn', async () => {
+    const dir = path.join(home, 'charts');
+    const out = await runKbench(home, ['trend', 'steady producer', '--target', 'bundled', '--svg', dir]);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stderr).toContain(`wrote 6 SVG charts to ${dir}`);
+    const svg = await readFile(path.join(dir, 'kbench-trend-produced-recordspersec.svg'), 'utf8');
+    expect(svg).toContain('produced rec/s over time');
+    expect(svg).toContain('-20.0%: 49,978 rec/s → 40,000 rec/s (worse)');
   });
 
   it('answers --json with the trend of one --metric', async () => {

@@ -103,4 +103,23 @@ describe('GET /api/trends', () => {
     expect(elsewhere.statusCode).toBe(404);
     expect(elsewhere.json().error).toMatch(/no completed run on target "prod"; its targets: bundled/);
   });
+
+  it('draws a figure of the trend as SVG and PNG, as the page draws it', async () => {
+    const svg = await get('/api/trends/charts/trend-produced-recordspersec.svg?scenario=steady');
+    expect(svg.statusCode).toBe(200);
+    expect(svg.headers['content-disposition']).toBe(
+      'attachment; filename="kbench-trend-produced-recordspersec.svg"',
+    );
+    expect(svg.body).toContain('produced rec/s over time');
+    expect(svg.body).toContain('(worse)');
+    const png = await get('/api/trends/charts/trend-publishlatencyms-p99.png?scenario=steady');
+    expect(png.statusCode).toBe(200);
+    expect(png.rawPayload.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+  });
+
+  it('answers 404 naming the charts there are for an unknown chart', async () => {
+    const res = await get('/api/trends/charts/trend-nothing.svg?scenario=steady');
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error).toMatch(/no chart trend-nothing; charts here: trend-produced-recordspersec, /);
+  });
 });

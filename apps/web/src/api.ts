@@ -114,6 +114,9 @@ export const api = {
   /** A scenario's completed runs on a target, each headline figure with its change points and best run. */
   trend: (scenario: string, target?: string | null) =>
     request<Trend>('GET', `/api/trends?scenario=${enc(scenario)}${target ? `&target=${enc(target)}` : ''}`),
+  /** A trend's chart, drawn by the server as the Trends page draws it. */
+  trendChartUrl: (chartId: string, format: 'svg' | 'png', scenario: string, target: string) =>
+    `/api/trends/charts/${enc(chartId)}.${format}?scenario=${enc(scenario)}&target=${enc(target)}`,
   eventsUrl: (id: string) => `/api/runs/${enc(id)}/events`,
   csvUrl: (id: string) => `/api/runs/${enc(id)}/samples.csv`,
   /** A run's latency histograms as a heatmap's input, each side (null: none stored). */

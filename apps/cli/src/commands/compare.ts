@@ -15,7 +15,7 @@ import {
 } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { fitTable, fmtMs, fmtNumber } from '../format.js';
-import { writeCharts } from '../images.js';
+import { writeChartFolders } from '../images.js';
 import { openHistory } from '../open-history.js';
 import { UsageError } from '../usage.js';
 
@@ -103,17 +103,10 @@ export async function compareCommand(argv: string[]): Promise<number> {
   const baseline =
     values.baseline === undefined ? undefined : await baselineOf(history, runs, values.baseline);
   const differences = scenarioDifferences(runs.map((r) => r.scenario));
-  for (const [format, dir] of [
-    ['svg', values.svg],
-    ['png', values.png],
-  ] as const) {
-    if (dir === undefined) continue;
-    await mkdir(dir, { recursive: true });
+  await writeChartFolders(values, 'kbench-compare', async () => {
     const samples = await Promise.all(runs.map((r) => history.getSamples(r.id)));
-    const charts = compareCharts(comparedRuns(runs, samples));
-    const files = await writeCharts(charts, path.resolve(dir), 'kbench-compare', format);
-    process.stderr.write(`wrote ${files.length} ${format.toUpperCase()} charts to ${path.resolve(dir)}\n`);
-  }
+    return compareCharts(comparedRuns(runs, samples));
+  });
   if (values.report !== undefined) await writeReport(history, runs, values.report);
   if (values.json) {
     const changes = baseline ? { baseline: baseline.id, changes: changesAgainst(runs, baseline) } : {};

@@ -1,10 +1,12 @@
-// `kbench trend <scenario> [--target T] [--metric M] [--json]`: a scenario's completed runs on one
+// `kbench trend <scenario> [--target T] [--metric M] [--json] [--svg DIR] [--png DIR]`: a scenario's completed runs on one
 // target, each headline figure run by run, with its change points and best run (as GET /api/trends).
 import { loadTrend, TrendError } from '@kbench/app';
+import { trendCharts } from '@kbench/charts';
 import { History } from '@kbench/history';
 import { TREND_METRICS, type Trend, type TrendMetric, type TrendSeries } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { fitTable, fmtMs, fmtNumber } from '../format.js';
+import { writeChartFolders } from '../images.js';
 import { UsageError } from '../usage.js';
 
 /** Marks a run that shared the machine, and one whose load thread set the pace. */
@@ -17,6 +19,8 @@ export async function trendCommand(argv: string[]): Promise<number> {
     target: { type: 'string' },
     metric: { type: 'string' },
     json: { type: 'boolean' },
+    svg: { type: 'string' },
+    png: { type: 'string' },
   });
   if (positionals.length !== 1)
     throw new UsageError(
@@ -40,6 +44,7 @@ export async function trendCommand(argv: string[]): Promise<number> {
     if (err instanceof TrendError) throw new UsageError(`kbench trend: ${err.message}`);
     throw err;
   }
+  await writeChartFolders(values, 'kbench', () => trendCharts(trend));
   process.stdout.write(values.json ? `${JSON.stringify(trend, null, 2)}\n` : `${trendText(trend)}\n`);
   return 0;
 }

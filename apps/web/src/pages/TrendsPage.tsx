@@ -132,6 +132,18 @@ export function TrendsPage({ scenario, target }: { scenario: string; target: str
               data-testid={`chart-${spec.id}`}
             >
               <EChart option={spec.option as EChartsOption} height={320} onClick={openRun} />
+              <div className="chart-downloads">
+                {(['svg', 'png'] as const).map((format) => (
+                  <a
+                    key={format}
+                    href={api.trendChartUrl(spec.id, format, trend.scenario, trend.target)}
+                    download
+                    data-testid={`download-${spec.id}-${format}`}
+                  >
+                    {format.toUpperCase()}
+                  </a>
+                ))}
+              </div>
               <SeriesNotes series={series} />
             </section>
           );
