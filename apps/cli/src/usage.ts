@@ -44,6 +44,7 @@ Usage:
                  --password-stdin|--password-env VAR|--password P] [--sasl oauthbearer --token-file F|--token-command CMD]
                  [--max-rate N] [--description T] [--replace]
                  [--agents [producers@|consumers@]H:P,... [--agent-token-file F] [--agent-ca F|--agent-insecure]]
+                 [--metrics URL,... [--metrics-kind auto|kafka-jmx|redpanda|kbench]]
   kbench profile list [--json] | show <name> [--json] | remove <name>
   kbench help [command]                              (or kbench <command> --help)
 
