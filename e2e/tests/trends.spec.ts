@@ -34,6 +34,7 @@ test('the trend of a scenario: charts per figure from the history and a run, a p
     await expect(page.getByTestId(`chart-trend-${id}`).locator('svg path').first()).toBeAttached();
   }
   await expect(page.getByTestId('trend-run')).toHaveCount(4);
+  await expect(page.getByTestId('trend-few-runs')).toBeVisible();
   await expect(page.getByTestId('trend-run').first()).toHaveAttribute('data-run-id', ids[0] as string);
 
   // Each chart downloads as the server draws it.

@@ -44,6 +44,15 @@ describe('changePoints (e-divisive means)', () => {
     expect(changePoints([5, 5, 5, 5, 5, 5, 5, 5])).toEqual([]);
   });
 
+  it('calls a clean step from 4 runs either side, not from 3 (too few orders for the permutation test)', () => {
+    const step = (before: number, after: number) => [
+      ...Array.from({ length: before }, (_, i) => 100 + (i % 2)),
+      ...Array.from({ length: after }, (_, i) => 80 + (i % 2)),
+    ];
+    expect(changePoints(step(4, 4)).map((c) => c.index)).toEqual([4]);
+    expect(changePoints(step(3, 3))).toEqual([]);
+  });
+
   it('keeps at least minSegment points on each side', () => {
     const series = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 50];
     expect(changePoints(series, { minSegment: 3 })).toEqual([]);

@@ -119,6 +119,12 @@ export function TrendsPage({ scenario, target }: { scenario: string; target: str
             left out of change points and the best run; a triangle is a run whose client set the pace. Click a
             point to open its run.
           </p>
+          {trend.runs.length < 8 && (
+            <p className="muted" data-testid="trend-few-runs">
+              With fewer than 8 runs even a clean change cannot pass the permutation test: run the scenario
+              again to see changes.
+            </p>
+          )}
         </div>
       </div>
       <div className="chart-grid" data-testid="charts">
