@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./commands/serve.js')).serveCommand,
   broker: async () => (await import('./commands/broker.js')).brokerCommand,
   agent: async () => (await import('./commands/agent.js')).agentCommand,
+  agents: async () => (await import('./commands/agents.js')).agentsCommand,
   profile: async () => (await import('./commands/profile.js')).profileCommand,
   trend: async () => (await import('./commands/trend.js')).trendCommand,
 };

@@ -39,6 +39,9 @@ Usage:
                 [--no-auto-create-topics] [--metrics HOST:PORT]
   kbench agent [--listen 127.0.0.1:7755] [--token-file F] [--name N] [--allow H:P,...]
                [--tls-cert F --tls-key F]          (a load agent: runs a controller's clients here)
+  kbench agents manifest --count N [--name kbench-agent] [--namespace default] [--image IMAGE] [--port 7755]
+                [--token-secret NAME] [--tls-secret NAME] [--cpu 2] [--memory 1Gi]
+                [--anti-affinity required|preferred] [--allow H:P,...]   (N agents on Kubernetes, as YAML)
   kbench profile add <name> --bootstrap H:P[,H:P] [--tls] [--ca F] [--cert F --key F] [--insecure]
                  [--servername S] [--sasl plain|scram-sha-256|scram-sha-512 --username U
                  --password-stdin|--password-env VAR|--password P] [--sasl oauthbearer --token-file F|--token-command CMD]
@@ -134,6 +137,20 @@ Options of agent:
   --allow H:P,...         send load only to these bootstrap servers (default: any the controller names)
   --tls-cert F --tls-key F  speak TLS (PEM files); controllers check it with the profile's agentTls
 
+Options of agents:
+  --count N               how many agents (1 to 256, the most one run takes): a StatefulSet of N pods
+                          behind a headless Service; the --agents list for kbench run goes to stderr
+  --name NAME             the StatefulSet's and Service's name (default kbench-agent; pods NAME-0 ...)
+  --namespace NS          where they run (default default); the agents are NAME-i.NAME.NS.svc:PORT
+  --image IMAGE           the image broker-native/agent.Containerfile built (default kbench-agent:latest)
+  --port P                the port the agents listen on (default 7755)
+  --token-secret NAME     the Secret holding the token under the key token (default NAME-token); you
+                          create it, the manifest only mounts it (the kubectl command is printed)
+  --tls-secret NAME       a kubernetes.io/tls Secret: the agents speak TLS with its certificate
+  --cpu Q, --memory Q     each agent's requests (default 2 and 1Gi; memory is its limit too)
+  --anti-affinity A       required (default: one agent per node) or preferred (spread where possible)
+  --allow H:P,...         the agents send load only to these bootstrap servers
+
 Environment:
   KBENCH_AGENT_TOKEN      the load agents' token (kbench agent, kbench run --agents)
   KBENCH_HOME             where the history (history.duckdb), profiles (profiles/) and the run slot
@@ -165,7 +182,7 @@ export function commandUsage(command: string): string {
   const parts = [['Usage:', ...own]];
   if (['run', 'sweep'].includes(command)) parts.push(section('Options of run:'));
   if (['run', 'gate'].includes(command)) parts.push(section('Options of gate:'));
-  if (['compare', 'trend', 'export', 'broker', 'agent'].includes(command))
+  if (['compare', 'trend', 'export', 'broker', 'agent', 'agents'].includes(command))
     parts.push(section(`Options of ${command}:`));
   parts.push(section('Environment:'));
   parts.push(lines.filter((l) => l.startsWith('Exit codes:')));
