@@ -37,6 +37,20 @@ function EnvironmentTable({ record }: { record: RunRecord }) {
           .map(([k, v]) => `${k}=${v}`)
           .join(' '),
       ]),
+    // The profile's metrics endpoints, as the run read them (docs/targets.md).
+    ...(env.metrics && env.metrics.length > 0
+      ? ([
+          [
+            'Metrics endpoints',
+            env.metrics
+              .map(
+                (m) =>
+                  `${m.name} (${m.kind ?? 'unknown kind'}): ${m.scrapes} scrapes, ${m.failed} failed${m.lastError ? ` (${m.lastError})` : ''}`,
+              )
+              .join('; '),
+          ],
+        ] as [string, string][])
+      : []),
   ];
   return (
     <table className="table compact kv" data-testid="environment">
