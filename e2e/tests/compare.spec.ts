@@ -1,5 +1,5 @@
-// Two runs side by side: pick them in the history, compare, and download the files a person
-// would take away (samples CSV, a chart PNG), checking what is in them.
+// Two runs side by side: pick them in the history, compare (their latency heatmaps too), and
+// download the files a person would take away (samples CSV, a chart PNG), checking what is in them.
 import { readFile } from 'node:fs/promises';
 import { expect, type Page, test } from '@playwright/test';
 import { completedRun } from './runs.js';
@@ -28,6 +28,12 @@ test('compare two runs from the history and download their CSV and a chart PNG',
   const difference = page.getByTestId('difference').filter({ hasText: 'producers.acks' });
   await expect(difference).toContainText('all');
   await expect(page.getByTestId('chart-publish-percentiles').locator('svg path').first()).toBeAttached();
+  // Each run's latency heatmaps, named by its id, drawn from the histograms its samples stored.
+  for (const id of [first, second]) {
+    const heatmap = page.getByTestId(`chart-heatmap-publish-${id}`);
+    await expect(heatmap).toContainText('Publish latency heatmap');
+    await expect(heatmap).not.toContainText('no histograms stored');
+  }
 
   const csvDownload = page.waitForEvent('download');
   await page.getByTestId(`csv-${first}`).click();
