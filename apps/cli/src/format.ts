@@ -219,6 +219,11 @@ export function runHeader(run: RunRecord): string {
     `machine    ${env.cores} cores, ${fmtNumber(env.memoryBytes / 1024 ** 3, 1)} GiB, ${env.os}, node ${env.versions.node ?? '?'}`,
     ...(env.memoryNote ? [`memory     ${env.memoryNote}`] : []),
     ...propertyLines(env.clientProperties),
+    // The profile's metrics endpoints: what each answered (docs/targets.md).
+    ...(env.metrics ?? []).map(
+      (m) =>
+        `metrics    ${m.name} ${m.url} (${m.kind ?? 'kind unknown'}): ${m.scrapes} scrapes, ${m.failed} failed${m.lastError ? ` (last: ${m.lastError})` : ''}`,
+    ),
     ...(run.concurrentWith ? [`warning    ${concurrentWarning(run.concurrentWith)}`] : []),
   ].join('\n');
 }

@@ -1,10 +1,14 @@
 // `kbench profile add --metrics URL,...`, spawned as a user runs it: the endpoints saved with their
-// kind, shown, and usage errors (exit 2) that name the flag and what it takes.
+// kind, shown, and usage errors (exit 2) that name the flag and what it takes; then a run on such a
+// profile against `kbench broker --metrics`, whose summary lists the endpoint and its scrapes.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runKbench } from './helpers.js';
+import { MAIN, REPO, runKbench } from './helpers.js';
 
 let home: string;
 
@@ -58,4 +62,45 @@ describe('kbench profile add --metrics', () => {
     const list = await runKbench(home, ['profile', 'list']);
     expect(list.stdout).not.toMatch(/bad\d/);
   });
+});
+
+describe('a run on a profile with metrics, spawned as a user runs it', () => {
+  it('kbench broker --metrics, profile add --metrics, run: the summary lists the endpoint and its scrapes', async () => {
+    const dataDir = path.join(home, 'broker');
+    const broker = spawn(
+      process.execPath,
+      [MAIN, 'broker', '--port', '0', '--data-dir', dataDir, '--metrics', '127.0.0.1:0'],
+      { cwd: REPO, env: { ...process.env, KBENCH_HOME: home }, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const exited = once(broker, 'exit');
+    try {
+      let bootstrap: string | undefined;
+      let metrics: string | undefined;
+      for await (const line of createInterface({ input: broker.stdout! })) {
+        bootstrap ??= /^node 1 (127\.0\.0\.1:\d+) pid \d+$/.exec(line)?.[1];
+        metrics = /^metrics (\S+)$/.exec(line)?.[1];
+        if (metrics) break;
+      }
+      const added = await runKbench(home, [
+        'profile',
+        'add',
+        'local',
+        '--bootstrap',
+        bootstrap ?? '',
+        '--metrics',
+        `http://${metrics}/metrics`,
+      ]);
+      expect(added.code, added.stderr).toBe(0);
+      const run = await runKbench(home, ['run', 'quickstart', '--quick', '--target', 'local'], 300_000);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(
+        new RegExp(
+          `metrics +${metrics?.replace(/\./g, '\\.')} http://\\S+/metrics \\(kbench\\): \\d+ scrapes, 0 failed\\n`,
+        ),
+      );
+    } finally {
+      broker.kill('SIGTERM');
+      await exited;
+    }
+  }, 400_000);
 });
