@@ -129,4 +129,13 @@ describe('kbench trend', () => {
     expect(metric.code).toBe(2);
     expect(metric.stderr).toMatch(/--metric must be one of produced\.recordsPerSec, .* \(got "rate"\)/);
   });
+
+  it('--help lists its options', async () => {
+    const out = await runKbench(home, ['trend', '--help']);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain('kbench trend <scenario>');
+    for (const option of ['Options of trend:', '--target T', '--metric M', '--svg DIR, --png DIR']) {
+      expect(out.stdout).toContain(option);
+    }
+  });
 });
