@@ -1,42 +1,23 @@
 // The cluster's own metrics on the run page: a broker started with `kbench broker --metrics`, a
 // profile naming that endpoint, a run on the profile; the run page draws the scraped node in its
 // node charts (traffic, health, CPU) and lists the endpoint with its scrapes.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { expect, test } from '@playwright/test';
-import { completedRun } from './runs.js';
+import { completedRun, startKbenchBroker } from './runs.js';
 
-let broker: ChildProcess | undefined;
-let dataDir: string | undefined;
+let stopBroker: (() => Promise<void>) | undefined;
 
 test.afterAll(async () => {
-  if (broker && broker.exitCode === null && broker.signalCode === null) {
-    const exited = once(broker, 'exit');
-    broker.kill('SIGTERM');
-    await exited;
-  }
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await stopBroker?.();
 });
 
 /** `kbench broker --metrics 127.0.0.1:0`: its bootstrap and its metrics address, from the lines it prints. */
 async function startBroker(): Promise<{ bootstrap: string; metrics: string }> {
-  dataDir = await mkdtemp(join(tmpdir(), 'kbench-e2e-metrics-'));
-  broker = spawn(
-    process.execPath,
-    ['../apps/cli/dist/main.js', 'broker', '--port', '0', '--data-dir', dataDir, '--metrics', '127.0.0.1:0'],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let bootstrap: string | undefined;
-  for await (const line of createInterface({ input: broker.stdout! })) {
-    bootstrap ??= /^node 1 (127\.0\.0\.1:\d+) pid \d+$/.exec(line)?.[1];
-    const metrics = /^metrics (127\.0\.0\.1:\d+)$/.exec(line)?.[1];
-    if (bootstrap && metrics) return { bootstrap, metrics };
-  }
-  throw new Error('kbench broker did not start');
+  const { lines, stop } = await startKbenchBroker(['--metrics', '127.0.0.1:0'], /^metrics /);
+  stopBroker = stop;
+  const bootstrap = lines.map((l) => /^node 1 (127\.0\.0\.1:\d+) pid \d+$/.exec(l)?.[1]).find(Boolean);
+  const metrics = /^metrics (127\.0\.0\.1:\d+)$/.exec(lines.at(-1) ?? '')?.[1];
+  if (!bootstrap || !metrics) throw new Error(`kbench broker printed ${lines.join(' | ')}`);
+  return { bootstrap, metrics };
 }
 
 test("a profile's metrics endpoint: the run page draws its node and lists its scrapes", async ({ page }) => {

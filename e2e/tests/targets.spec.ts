@@ -1,43 +1,21 @@
 // Compare targets from the composer: a profile for a second cluster (here a bundled broker started
 // with `kbench broker`, reached by bootstrap as an external cluster would be), then one scenario on
 // both targets in turn, ending on the comparison page.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { expect, test } from '@playwright/test';
+import { startKbenchBroker } from './runs.js';
 
-let broker: ChildProcess | undefined;
-let dataDir: string | undefined;
+let stopBroker: (() => Promise<void>) | undefined;
 
 test.afterAll(async () => {
-  // `kbench broker` now serves until told to stop; wait for it to finish writing its
-  // clean-shutdown files before removing its data.
-  if (broker && broker.exitCode === null && broker.signalCode === null) {
-    const exited = once(broker, 'exit');
-    broker.kill('SIGTERM');
-    await exited;
-  }
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  // `kbench broker` serves until told to stop; it finishes writing its clean-shutdown files before
+  // its data is removed.
+  await stopBroker?.();
 });
 
 async function startBroker(): Promise<string> {
-  dataDir = await mkdtemp(join(tmpdir(), 'kbench-e2e-broker-'));
-  broker = spawn(
-    process.execPath,
-    ['../apps/cli/dist/main.js', 'broker', '--port', '0', '--data-dir', dataDir],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const lines = createInterface({ input: broker.stdout! });
-  for await (const line of lines) {
-    const match = /^node 1 (127\.0\.0\.1:\d+) pid \d+$/.exec(line);
-    if (match?.[1]) return match[1];
-  }
-  throw new Error('kbench broker did not start');
+  const { lines, stop } = await startKbenchBroker([], /^node 1 127\.0\.0\.1:\d+ pid \d+$/);
+  stopBroker = stop;
+  return /^node 1 (127\.0\.0\.1:\d+)/.exec(lines.at(-1) ?? '')?.[1] ?? '';
 }
 
 test('compare targets: one scenario on the bundled broker and on a profile, then side by side', async ({
