@@ -60,12 +60,12 @@ export async function storeFinishedRun(
   history: History,
   id: string,
   name: string,
-  opts: { finish?: boolean; summary?: RunSummary } = {},
+  opts: { finish?: boolean; summary?: RunSummary; target?: string } = {},
 ): Promise<RunRecord> {
   const record: RunRecord = {
     id,
     status: 'running',
-    scenario: parseScenario({ name, duration: '3s' }),
+    scenario: parseScenario({ name, duration: '3s', ...(opts.target ? { target: opts.target } : {}) }),
     source: null,
     environment: {
       cores: 2,

@@ -42,6 +42,8 @@ beforeAll(async () => {
     await storeFinishedRun(ws.history, `s${i}`, 'steady', { summary: summary(rate, 4 + (i % 3)) });
   }
   await storeFinishedRun(ws.history, 'unfinished', 'steady', { finish: false });
+  await storeFinishedRun(ws.history, 'twice-1', 'on two targets', { target: 'bundled' });
+  await storeFinishedRun(ws.history, 'twice-2', 'on two targets', { target: 'kafka' });
   app = await buildApp({
     history: ws.history,
     scenariosDir: ws.scenariosDir,
@@ -93,6 +95,15 @@ describe('GET /api/trends', () => {
     const res = await get('/api/trends');
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toMatch(/scenario/);
+  });
+
+  it('answers 400 naming the targets when the scenario ran on several and none is named', async () => {
+    const res = await get(`/api/trends?scenario=${encodeURIComponent('on two targets')}`);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatch(/ran on 2 targets; name one with target: bundled, kafka/);
+    const one = await get(`/api/trends?scenario=${encodeURIComponent('on two targets')}&target=kafka`);
+    expect(one.statusCode).toBe(200);
+    expect((one.json() as Trend).runs.map((r) => r.id)).toEqual(['twice-2']);
   });
 
   it('answers 404 naming an unknown scenario or target', async () => {
