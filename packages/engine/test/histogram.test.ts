@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LatencyHistogram } from '../src/histogram.js';
+import { LatencyHistogram, rankOf } from '../src/histogram.js';
 
 describe('LatencyHistogram', () => {
   it('reports exact percentiles for small values', () => {
@@ -10,6 +10,18 @@ describe('LatencyHistogram', () => {
     expect(h.percentile(100)).toBe(100);
     expect(h.max()).toBe(100);
     expect(h.mean()).toBeCloseTo(50.5, 5);
+  });
+
+  it('takes rank 2997 for p99.9 of 3000 values, where a bare ceil of the double product took 2998', () => {
+    // Values 1,1,1,2,2,2,...,1000,1000,1000: rank 2997 is 999, rank 2998 is 1000 (all exact below 1024).
+    const h = new LatencyHistogram();
+    for (let i = 0; i < 3000; i++) h.record(Math.floor(i / 3) + 1);
+    expect((99.9 / 100) * 3000).not.toBe(2997);
+    expect(rankOf((99.9 / 100) * 3000)).toBe(2997);
+    expect(h.percentile(99.9)).toBe(999);
+    expect(h.percentile(100)).toBe(1000);
+    expect(rankOf(0.2)).toBe(1);
+    expect(rankOf(2997.5)).toBe(2998);
   });
 
   it('keeps large values within 0.1% and never understates them', () => {
