@@ -26,6 +26,13 @@ test("a profile's metrics endpoint: the run page draws its node and lists its sc
     data: { name: 'e2e-metrics', bootstrap, metrics: [{ url: `http://${metrics}/metrics`, node: 'kb-1' }] },
   });
   expect(created.status()).toBe(201);
+  const listed = (await (await page.request.get('/api/profiles')).json()) as {
+    name: string;
+    metrics?: unknown;
+  }[];
+  expect(listed.find((p) => p.name === 'e2e-metrics')?.metrics).toEqual([
+    { url: `http://${metrics}/metrics`, kind: 'auto', node: 'kb-1' },
+  ]);
   const id = await completedRun(page, {
     name: 'e2e-cluster-metrics',
     target: 'e2e-metrics',
