@@ -1,7 +1,8 @@
 // Refreshes the screenshots in docs/screenshots from the real product: `npm run screenshots -w @kbench/e2e`.
 // Starts `kbench serve` on a fresh history, drives Chromium, and overwrites live-run.png (a 3-node cluster
 // run with a fault, broker charts included), composer.png (a validation error and the fault rows),
-// library.png and reproduction.png (a quick reproduction of kreps-2014 with its verdicts).
+// library.png and reproduction.png (a quick reproduction of kreps-2014 with its verdicts), and
+// trends.png (ten runs of one scenario, the last five with fsync batch: a change point).
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -96,6 +97,35 @@ try {
   await page.getByTestId('reproduction-done').waitFor({ timeout: 300_000 });
   await sleep(1000);
   await page.screenshot({ path: join(out, 'reproduction.png'), fullPage: true });
+  // A trend: ten short runs of one scenario, the last five with fsync batch (a real slowdown), the
+  // change point found and the best run marked.
+  const trendName = 'screenshot: trend, fsync none then batch';
+  for (const fsync of [...Array(5).fill('none'), ...Array(5).fill('batch')]) {
+    const run = await fetch(`${base}/api/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: base },
+      body: JSON.stringify({
+        scenario: {
+          name: trendName,
+          cluster: { fsync },
+          duration: '3s',
+          warmup: '1s',
+          consumers: { count: 1 },
+        },
+      }),
+    });
+    if (run.status !== 201) throw new Error(`run not started: ${run.status} ${await run.text()}`);
+    const { id: runId } = await run.json();
+    for (;;) {
+      const { status } = await (await fetch(`${base}/api/runs/${runId}`)).json();
+      if (status !== 'running') break;
+      await sleep(500);
+    }
+  }
+  await page.goto(`${base}/#/trends/${encodeURIComponent(trendName)}/bundled`);
+  await page.getByTestId('trends-page').waitFor();
+  await sleep(1000);
+  await page.screenshot({ path: join(out, 'trends.png'), fullPage: true });
 } finally {
   await browser.close();
   server.kill('SIGTERM');

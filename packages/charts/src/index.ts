@@ -21,4 +21,4 @@ export {
 export { type HeatmapInput, heatmapCharts, latencyHeatmapChart, type RunHeatmapInputs } from './heatmap.js';
 export { compareReportHtml, compareReportMarkdown, type ReportRun } from './report.js';
 export { DEFAULT_SVG_SIZE, renderSvg } from './svg.js';
-export { changeLabel, trendChart, trendChartId, trendCharts } from './trend.js';
+export { changeLabel, changeMarkLabel, trendChart, trendChartId, trendCharts } from './trend.js';

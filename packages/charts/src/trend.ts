@@ -29,6 +29,23 @@ export function changeLabel(series: TrendSeries, change: TrendSeries['changePoin
   return `${percent}${figureText(series, change.before)} → ${figureText(series, change.after)} (${change.verdict})`;
 }
 
+/** A figure in few characters, for a label on the chart: `1.11 M`, `312 k`, `4.25`. */
+function compact(value: number): string {
+  const size = Math.abs(value);
+  if (size >= 1e6) return `${(value / 1e6).toFixed(2)} M`;
+  if (size >= 1e4) return `${(value / 1e3).toFixed(0)} k`;
+  return value.toLocaleString('en-US', { maximumFractionDigits: size >= 100 ? 0 : 2 });
+}
+
+/** A change point's label on the chart, two short lines: `-72.0% (worse)` over `1.11 M → 312 k rec/s`. */
+export function changeMarkLabel(series: TrendSeries, change: TrendSeries['changePoints'][number]): string {
+  const percent =
+    change.changePercent === null
+      ? ''
+      : `${change.changePercent >= 0 ? '+' : ''}${change.changePercent.toFixed(1)}% `;
+  return `${percent}(${change.verdict})\n${compact(change.before)} → ${compact(change.after)} ${series.unit}`;
+}
+
 /** One figure of a trend over time. */
 export function trendChart(trend: Trend, series: TrendSeries): ChartSpec {
   const id = trendChartId(series.metric);
@@ -53,7 +70,9 @@ export function trendChart(trend: Trend, series: TrendSeries): ChartSpec {
     ];
   });
   const title = points.length > 0 ? `${series.label} over time` : `${series.label}: no run has this figure`;
-  const { title: titleOption, legendTop, gridTop } = heading(title, subtitle);
+  const { title: titleOption, legendTop, gridTop: below } = heading(title, subtitle);
+  // Room above the plot for the change points' labels, which sit over the top of their lines.
+  const gridTop = series.changePoints.length > 0 ? below + 28 : below;
   const lines: LineSeriesOption[] = [];
   if (points.length > 0) {
     lines.push({
@@ -66,12 +85,12 @@ export function trendChart(trend: Trend, series: TrendSeries): ChartSpec {
       markLine: {
         symbol: 'none',
         silent: true,
-        label: { formatter: '{b}', position: 'insideEndTop' },
+        label: { formatter: '{b}', position: 'end', lineHeight: 14 },
         data: series.changePoints.map((change) => {
           const index = trend.runs.findIndex((run) => run.id === change.runId);
           const tint = change.verdict === 'worse' ? WORSE : BETTER;
           return {
-            name: changeLabel(series, change),
+            name: changeMarkLabel(series, change),
             xAxis: times[index] ?? 0,
             lineStyle: { color: tint, type: 'dashed' as const, width: 1.5 },
             label: { color: tint },

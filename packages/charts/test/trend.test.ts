@@ -53,7 +53,7 @@ describe('trendChart', () => {
     expect(marks).toHaveLength(1);
     expect(marks[0]?.xAxis).toBe(Date.parse(runs[6]!.startedAt));
     // Run 2 shared the machine: the mean before is that of runs 0, 1, 3, 4 and 5.
-    expect(marks[0]?.name).toBe('-40.1%: 1,002 rec/s → 600 rec/s (worse)');
+    expect(marks[0]?.name).toBe('-40.1% (worse)\n1,002 → 600 rec/s');
     const steps = (means?.data ?? []) as [number, number][];
     expect(steps[0]?.[1]).toBeCloseTo(produced.changePoints[0]!.before);
     expect(steps.at(-1)?.[1]).toBeCloseTo(produced.changePoints[0]!.after);
