@@ -59,6 +59,21 @@ describe('EChart', () => {
     expect(setOption).toHaveBeenCalledTimes(1);
   });
 
+  it('hands a click on the chart to onClick, the latest handler only', () => {
+    const first = vi.fn();
+    const second = vi.fn();
+    const { getByTestId, rerender } = render(<EChart option={option} onClick={first} data-testid="chart" />);
+    const instance = echarts.getInstanceByDom(getByTestId('chart'))!;
+    // What ECharts hands its click handlers for a point of the first series (the fields a page reads).
+    const click = (name: string) => instance.trigger('click', { seriesIndex: 0, name } as never);
+    click('run-1');
+    expect(first).toHaveBeenCalledWith(expect.objectContaining({ seriesIndex: 0, name: 'run-1' }));
+    rerender(<EChart option={option} onClick={second} data-testid="chart" />);
+    click('run-2');
+    expect(first).toHaveBeenCalledTimes(1);
+    expect(second).toHaveBeenCalledWith(expect.objectContaining({ name: 'run-2' }));
+  });
+
   it('starts a new instance when the theme changes', () => {
     const { getByTestId, rerender } = render(<EChart option={option} data-testid="chart" />);
     const first = echarts.getInstanceByDom(getByTestId('chart'));
