@@ -88,6 +88,13 @@ export const FIELD_INFO: FieldInfo[] = [
     advanced: true,
   },
   {
+    path: 'faultSampleIntervalMs',
+    kind: 'integer',
+    label: 'Sample interval around faults (ms)',
+    help: 'How often a sample is taken while a fault is in progress and for 5 s after it, 100 to 1000 ms (default 100); 1000 turns it off.',
+    advanced: true,
+  },
+  {
     path: 'faults',
     kind: 'json',
     label: 'Faults',

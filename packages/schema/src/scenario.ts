@@ -220,6 +220,11 @@ export const scenarioShape = closedObject('', {
   warmup: duration({ max: MAX_DURATION_MS }).default('0s'),
   /** How often a sample is taken, in ms (100..1000; 1000 when absent). Rates stay per second. */
   sampleIntervalMs: integer(100, 1000).optional(),
+  /**
+   * How often a sample is taken while a fault is in progress, from its `at` to 5 s after its end
+   * (100..1000; 100 when absent). At or above sampleIntervalMs it changes nothing: 1000 turns it off.
+   */
+  faultSampleIntervalMs: integer(100, 1000).optional(),
   faults: z.array(fault).default([]),
   findMax: findMax.prefault({}),
   agents: agents.prefault({}),

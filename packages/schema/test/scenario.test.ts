@@ -104,6 +104,14 @@ describe('scenario errors name the field and the allowed values', () => {
     expect(parseScenario({}).sampleIntervalMs).toBeUndefined();
   });
 
+  it('faultSampleIntervalMs: 100 to 1000 ms, absent by default (100)', () => {
+    expect(issuesOf({ faultSampleIntervalMs: 50 })).toEqual([
+      { path: 'faultSampleIntervalMs', message: 'must be a whole number from 100 to 1000 (got 50)' },
+    ]);
+    expect(parseScenario({ faultSampleIntervalMs: 1000 }).faultSampleIntervalMs).toBe(1000);
+    expect(parseScenario({}).faultSampleIntervalMs).toBeUndefined();
+  });
+
   it('unknown field lists the allowed fields', () => {
     const [issue] = issuesOf({ producers: { ackss: 1 } });
     expect(issue?.path).toBe('producers.ackss');
