@@ -30,6 +30,7 @@ import { FaultTimeline } from './faults.js';
 import { findMaxRate } from './find-max.js';
 import { Meter } from './meter.js';
 import { ProfileStore } from './profiles.js';
+import { FAULT_MARGIN_MS, SampleSchedule } from './sample-schedule.js';
 import { connectionHint, pem } from './security.js';
 import type { IntervalHistograms } from './stored-latency.js';
 import { assertSupported, rateCeiling } from './supported.js';
@@ -105,7 +106,7 @@ function message(err: unknown): string {
 }
 
 /**
- * Events: 'sample' (Sample) once a second (or every scenario.sampleIntervalMs), 'histograms'
+ * Events: 'sample' (Sample) once a second (or every scenario.sampleIntervalMs, finer around faults), 'histograms'
  * (IntervalHistograms: that sample's latency histograms), 'progress' (Progress), 'log' ({ level, message }),
  * 'fault' (FaultEvent) as each fault of the timeline is executed.
  * `execute()` never rejects: a failure is an outcome with status 'failed'.
@@ -117,8 +118,8 @@ export class ScenarioRun extends EventEmitter {
   private readonly meter: Meter;
   private readonly samples: Sample[] = [];
   private readonly warmupMs: number;
-  /** How often a sample is cut (scenario.sampleIntervalMs, default 1000). */
-  private readonly sampleMs: number;
+  /** When samples are cut: every scenario.sampleIntervalMs (default 1000), finer around faults. */
+  private readonly schedule: SampleSchedule;
   private lastT = 0;
   private readonly durationMs: number | null;
   private lastError: string | null = null;
@@ -156,7 +157,7 @@ export class ScenarioRun extends EventEmitter {
     this.profile = targetProfile(scenario.target, this.profiles);
     this.ceiling = rateCeiling(this.profile, options.maxRate);
     this.warmupMs = parseDurationMs(scenario.warmup) ?? 0;
-    this.sampleMs = scenario.sampleIntervalMs ?? SAMPLE_MS;
+    this.schedule = SampleSchedule.of(scenario);
     this.durationMs = scenario.duration === undefined ? null : (parseDurationMs(scenario.duration) ?? null);
     this.meter = new Meter(scenario.consumers.count > 0 ? scenario.consumers.groups : 0);
     this.environment = this.describe(null);
@@ -329,9 +330,12 @@ export class ScenarioRun extends EventEmitter {
     if (target.brokerStats) this.brokerStats = new BrokerStatsMeter(() => target.brokerStats!());
     if (this.profile?.metrics) this.clusterMetrics = new ClusterMetrics(this.profile.metrics, this.log);
     if (s.faults.length > 0 && target.faults) {
-      this.faults = new FaultTimeline(s.faults, target.faults, run.topics, s, this.log, (event) =>
-        this.emit('fault', event),
-      );
+      this.faults = new FaultTimeline(s.faults, target.faults, run.topics, s, this.log, (event) => {
+        // A fault carried out later or for longer than its timeline says keeps samples fine after it too.
+        const now = performance.now() - this.loadStartedAt;
+        this.schedule.extend(now, now + FAULT_MARGIN_MS);
+        this.emit('fault', event);
+      });
     }
   }
 
@@ -587,7 +591,7 @@ export class ScenarioRun extends EventEmitter {
     );
   }
 
-  /** Starts the producers and cuts a sample every second until time is up, records are sent, or a stop. */
+  /** Starts the producers and cuts samples on the schedule until time is up, records are sent, or a stop. */
   private async load(clients: Clients): Promise<void> {
     const { producers } = clients;
     await this.brokerStats?.reset().catch((err: unknown) => {
@@ -616,11 +620,11 @@ export class ScenarioRun extends EventEmitter {
     // heard here, by the loop and by its sleep.
     const going = () => !this.stopRequested && (this.durationMs === null ? producing : !timeUp());
     let lastCut = this.loadStartedAt;
-    let tick = 0;
+    let due = 0;
     let endedOnTick = false;
     while (going()) {
-      tick += 1;
-      await this.sleepUntil(this.loadStartedAt + tick * this.sampleMs, going);
+      due = this.schedule.next(due);
+      await this.sleepUntil(this.loadStartedAt + due, going);
       if (!going()) break;
       const now = performance.now();
       await this.cut(clients, now, lastCut);
@@ -692,7 +696,7 @@ export class ScenarioRun extends EventEmitter {
     for (const interval of consumed) if (interval) this.meter.addConsumed(interval);
     // Seconds since load began, to 0.1 s at the default interval and to the millisecond below it
     // (kept increasing: two late timers must not give two samples one time).
-    const digits = this.sampleMs >= SAMPLE_MS ? 10 : 1000;
+    const digits = this.schedule.finestMs >= SAMPLE_MS ? 10 : 1000;
     const t = Math.max(
       Math.round(((now - this.loadStartedAt) / 1000) * digits) / digits,
       this.lastT + 1 / digits,
