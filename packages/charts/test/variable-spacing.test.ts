@@ -17,7 +17,7 @@ const RUN = `1:1000:1990 2.001:1001:2000 3:999:2000 3.101:101:0 3.201:100:0 3.30
 8.201:101:200 8.301:100:200 8.401:100:200 8.5:99:200 8.601:101:200 8.701:100:200 8.801:100:200
 8.901:100:200 9.001:100:200 10.001:1000:2000 11:999:2020`;
 
-const run = RUN.split(/\s+/).map((field, i) => {
+const run = RUN.split(/\s+/).map((field) => {
   const [t, intervalMs, producedRecords] = field.split(':').map(Number) as [number, number, number];
   return { ...samples(1)[0]!, t, intervalMs, producedRecords, consumedRecords: 0 };
 });
