@@ -201,6 +201,13 @@ describe('the regression gate', () => {
     const same = await runKbench(home, ['gate', sameSeries, '--baseline', baseline.series, ...METRIC]);
     expect(same.code).toBe(0);
     expect(same.stdout).toContain('### kbench gate: passed');
+    // Without --metric: the default metrics the baseline has (no consumers: no consumed rate or end-to-end).
+    const defaults = await runKbench(home, ['gate', sameSeries, '--baseline', baseline.series, '--json']);
+    const judgedByDefault = JSON.parse(defaults.stdout) as { figures: { metric: string }[] };
+    expect(judgedByDefault.figures.map((f) => f.metric)).toEqual([
+      'produced.recordsPerSec',
+      'publishLatencyMs.p99',
+    ]);
     // A single run against the baseline's three is judged by their prediction interval.
     const slowRun = await runKbench(home, ['list', '--json']);
     const one = (JSON.parse(slowRun.stdout) as { id: string; series?: string }[]).find(

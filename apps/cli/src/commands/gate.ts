@@ -12,6 +12,7 @@ import {
   METRIC_NAMES,
   metricNamed,
   parsePercent,
+  type RunListItem,
   runMetricValue,
 } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
@@ -107,6 +108,10 @@ export interface RunSet {
   runs: MeasuredRun[];
 }
 
+function listedRun(r: RunListItem): MeasuredRun {
+  return { id: r.id, name: r.name, target: r.target, status: r.status, summary: r.summary };
+}
+
 /**
  * The completed runs `ref` names, tried as a series id, a run id (or prefix), then a tag. Nothing of
  * that name, no completed run, or runs of several scenarios or targets is a usage error naming `what`.
@@ -120,7 +125,7 @@ export async function resolveRunSet(
   let kind: RunSet['kind'] = 'series';
   let items: MeasuredRun[] = (await history.listRuns({ seriesPrefix: ref }))
     .filter((r) => r.series === ref)
-    .map((r) => ({ id: r.id, name: r.name, target: r.target, status: r.status, summary: r.summary }));
+    .map(listedRun);
   if (items.length === 0) {
     const run = await history.getRun(ref);
     if (run) {
@@ -138,9 +143,7 @@ export async function resolveRunSet(
   }
   if (items.length === 0) {
     kind = 'tag';
-    items = (await history.listRuns({ search: ref }))
-      .filter((r) => r.tags.includes(ref))
-      .map((r) => ({ id: r.id, name: r.name, target: r.target, status: r.status, summary: r.summary }));
+    items = (await history.listRuns({ search: ref })).filter((r) => r.tags.includes(ref)).map(listedRun);
   }
   if (items.length === 0)
     throw new UsageError(
@@ -182,13 +185,11 @@ export function gateMetrics(
   const has = (name: string) =>
     baseline.runs.every((r) => runMetricValue(metricNamed(name), r.summary) !== null);
   if (settings.metrics === null) {
-    const names = DEFAULT_GATE_METRIC_NAMES.filter(has);
-    // A consumer-only run has no produce rate; a rate of 0 is not a figure to judge.
-    const judged = names.filter((n) =>
-      baseline.runs.some(
-        (r) => (runMetricValue(metricNamed(n), r.summary) ?? 0) !== 0 || !n.endsWith('PerSec'),
-      ),
-    );
+    // A rate of 0 (a consumer-only run produces nothing) is not a figure to judge.
+    const moving = (name: string) =>
+      !name.endsWith('PerSec') ||
+      baseline.runs.some((r) => runMetricValue(metricNamed(name), r.summary) !== 0);
+    const judged = DEFAULT_GATE_METRIC_NAMES.filter((n) => has(n) && moving(n));
     if (judged.length === 0)
       throw new UsageError(
         `kbench ${command}: --baseline ${JSON.stringify(baseline.ref)} has none of the default metrics (${DEFAULT_GATE_METRIC_NAMES.join(', ')}); name some with --metric`,
