@@ -266,6 +266,25 @@ describe('bad input to the gate: exit 2 naming it, before any load is sent', () 
     });
   }
 
+  it('--dry-run with --repeat and --baseline checks the baseline and shows the plan once', async () => {
+    const before = await runCount();
+    const r = await runKbench(home, [
+      'run',
+      file,
+      '--repeat',
+      '3',
+      '--baseline',
+      baseline.series,
+      '--dry-run',
+      '--json',
+    ]);
+    expect(r.code).toBe(0);
+    const plan = JSON.parse(r.stdout) as { load?: { rate: unknown } };
+    expect(Array.isArray(plan)).toBe(false);
+    expect(plan.load?.rate).toBe(RATE);
+    expect(await runCount()).toBe(before);
+  });
+
   it('a baseline of another scenario', async () => {
     const before = await runCount();
     const r = await runKbench(home, ['run', 'quickstart', '--baseline', baseline.series]);

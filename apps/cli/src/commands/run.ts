@@ -159,15 +159,17 @@ export async function runCommand(argv: string[], command: 'run' | 'sweep' = 'run
     );
   // The baseline and the figures are checked before any load is sent.
   const baseline = gate ? await checkedBaseline(command, gate, scenario.name) : null;
-  const items = repeatSeries(sweepSeries(scenario, source), repeat);
+  const points = sweepSeries(scenario, source);
+  // A dry run shows each configuration once, however many times --repeat would run it.
   if (values['dry-run'])
     return dryRun(
-      items.map((i) => i.scenario),
+      points.map((i) => i.scenario),
       json,
       maxRate,
       options.agents,
     );
   // A sweep ends at a run that does not complete: the points after it would measure a broken setup.
+  const items = repeatSeries(points, repeat);
   const results = await withRunSlot(
     { command: `kbench ${command}`, name: scenario.name },
     concurrent,
