@@ -28,7 +28,7 @@ Usage:
   kbench compare <run-id> <run-id>... [--baseline ID] [--json] [--svg DIR] [--png DIR] [--report FILE.html|.md]
   kbench gate <run|series|tag> --baseline RUN|TAG|SERIES [--max-regression 10%] [--metric M,...]
               [--junit FILE] [--markdown FILE] [--json]   (the regression gate: exit 3 on a regression)
-  kbench trend <scenario> [--target T] [--metric M] [--json] [--svg DIR] [--png DIR]
+  kbench trend <scenario> [--target T] [--metric M] [--sweep-value V] [--json] [--svg DIR] [--png DIR]
                                                      (each headline figure over time, change points)
   kbench export <run-id>... --csv|--svg|--png|--json|--omb|--hlog|--histograms-json [--out DIR]
   kbench import omb <workload.yaml> [driver.yaml] [--out FILE]  (an OpenMessaging Benchmark workload)
@@ -98,11 +98,12 @@ Options of compare:
 
 Options of trend:
   <scenario>              a scenario's name as its runs store it (kbench list); its completed runs
-                          oldest first, sweep points left out
+                          oldest first (a sweep's runs only with --sweep-value)
   --target T              the target as the runs store it (bundled, kafka, a profile, bootstrap
                           servers); needed when the scenario ran on several
   --metric M              one figure: produced.recordsPerSec, produced.mbPerSec, publishLatencyMs.p50,
                           publishLatencyMs.p99, endToEndLatencyMs.p99, consumed.recordsPerSec
+  --sweep-value V         a sweep's point: the runs of the scenario's sweep that measured value V
   --json                  the trend as JSON (as GET /api/trends answers it)
   --svg DIR, --png DIR    write a chart per figure (kbench-trend-<figure>.svg), as the Trends page draws it
 

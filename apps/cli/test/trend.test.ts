@@ -39,7 +39,7 @@ beforeAll(async () => {
   home = await mkdtemp(path.join(os.tmpdir(), 'kbench-trend-test-'));
   const history = await History.open(path.join(home, 'history.duckdb'));
   const runs = [...RATES, ...SLOWER].map((rate, i) => ({ id: `r${i}`, target: 'bundled', rate }));
-  runs.push({ id: 'k0', target: 'kafka', rate: 1 });
+  runs.push({ id: 'k0', target: 'kafka', rate: 1 }, { id: 'w0', target: 'bundled', rate: 7 });
   for (const [i, run] of runs.entries()) {
     const startedAt = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
     await history.createRun({
@@ -65,6 +65,7 @@ beforeAll(async () => {
       tags: [],
       notes: '',
       ...(run.id === 'r3' ? { concurrentWith: ['other'] } : {}),
+      ...(run.id === 'w0' ? { sweepValue: '1KB', series: 'sweep:test' } : {}),
     });
     const s = summary(run.rate, 3 + (i % 2));
     await history.finishRun(run.id, { status: 'completed', summary: s, error: null, finishedAt: startedAt });
@@ -114,6 +115,20 @@ describe('kbench trend', () => {
     const trend = JSON.parse(out.stdout) as Trend;
     expect(trend.series.map((s) => s.metric)).toEqual(['publishLatencyMs.p99']);
     expect(trend.series[0]?.best).toEqual({ runId: 'r0', value: 3 });
+  });
+
+  it("--sweep-value gives a sweep point's runs alone", async () => {
+    const out = await runKbench(home, [
+      'trend',
+      'steady producer',
+      '--target',
+      'bundled',
+      '--sweep-value',
+      '1KB',
+    ]);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toMatch(/trend of "steady producer" at sweep value 1KB on bundled: 1 completed run,/);
+    expect(out.stdout.split('\n').filter((line) => /^w0\s/.test(line))).toHaveLength(1);
   });
 
   it('exits 2 naming the targets when the scenario ran on several and none is given', async () => {

@@ -27,9 +27,10 @@ function Page({ route }: { route: Route }) {
     case 'trend':
       return (
         <TrendsPage
-          key={`${route.scenario}/${route.target}`}
+          key={`${route.scenario}/${route.target}/${route.sweepValue}`}
           scenario={route.scenario}
           target={route.target}
+          sweepValue={route.sweepValue}
         />
       );
     default:

@@ -22,6 +22,7 @@ import type {
   SweepInfo,
   TargetProfile,
   Trend,
+  TrendQuery,
 } from '@kbench/schema';
 
 export type {
@@ -76,6 +77,12 @@ async function request<T>(method: string, url: string, body?: unknown): Promise<
 
 const enc = encodeURIComponent;
 
+/** A trend's query string: the scenario, and the target and sweep value where given. */
+function trendParams(query: TrendQuery): string {
+  const entries = Object.entries(query).filter((entry): entry is [string, string] => Boolean(entry[1]));
+  return new URLSearchParams(entries).toString();
+}
+
 export const api = {
   scenarios: () => request<ScenarioEntry[]>('GET', '/api/scenarios'),
   scenario: (path: string) =>
@@ -112,11 +119,10 @@ export const api = {
   /** Target profiles, secrets masked by the server. */
   profiles: () => request<TargetProfile[]>('GET', '/api/profiles'),
   /** A scenario's completed runs on a target, each headline figure with its change points and best run. */
-  trend: (scenario: string, target?: string | null) =>
-    request<Trend>('GET', `/api/trends?scenario=${enc(scenario)}${target ? `&target=${enc(target)}` : ''}`),
+  trend: (query: TrendQuery) => request<Trend>('GET', `/api/trends?${trendParams(query)}`),
   /** A trend's chart, drawn by the server as the Trends page draws it. */
-  trendChartUrl: (chartId: string, format: 'svg' | 'png', scenario: string, target: string) =>
-    `/api/trends/charts/${enc(chartId)}.${format}?scenario=${enc(scenario)}&target=${enc(target)}`,
+  trendChartUrl: (chartId: string, format: 'svg' | 'png', query: TrendQuery) =>
+    `/api/trends/charts/${enc(chartId)}.${format}?${trendParams(query)}`,
   eventsUrl: (id: string) => `/api/runs/${enc(id)}/events`,
   csvUrl: (id: string) => `/api/runs/${enc(id)}/samples.csv`,
   /** A run's latency histograms as a heatmap's input, each side (null: none stored). */

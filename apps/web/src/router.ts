@@ -1,5 +1,5 @@
 // A hash router: #/ scenarios, #/history, #/runs/<id>, #/runs/<id>/live, #/compare/<id>,<id>,
-// #/reproductions/<folder>[/<tag>], #/trends/<scenario>[/<target>] (URI-encoded).
+// #/reproductions/<folder>[/<tag>], #/trends/<scenario>[/<target>[/<sweep value>]] (URI-encoded).
 import { useEffect, useState } from 'react';
 
 export type Route =
@@ -10,7 +10,7 @@ export type Route =
   | { page: 'compare'; ids: string[] }
   | { page: 'compose'; from: string | null }
   | { page: 'reproduction'; folder: string; tag: string | null }
-  | { page: 'trend'; scenario: string; target: string | null }
+  | { page: 'trend'; scenario: string; target: string | null; sweepValue: string | null }
   | { page: 'not-found'; path: string };
 
 export function parseRoute(hash: string): Route {
@@ -30,12 +30,13 @@ export function parseRoute(hash: string): Route {
       folder: decodeURIComponent(reproduction[1]),
       tag: reproduction[2] ? decodeURIComponent(reproduction[2]) : null,
     };
-  const trend = /^\/trends\/([^/]+)(?:\/([^/]+))?$/.exec(path);
+  const trend = /^\/trends\/([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?$/.exec(path);
   if (trend?.[1])
     return {
       page: 'trend',
       scenario: decodeURIComponent(trend[1]),
       target: trend[2] ? decodeURIComponent(trend[2]) : null,
+      sweepValue: trend[3] ? decodeURIComponent(trend[3]) : null,
     };
   const run = /^\/runs\/([A-Za-z0-9_-]+)$/.exec(path);
   if (run?.[1]) return { page: 'run', id: run[1] };
@@ -50,9 +51,11 @@ export const href = {
   compare: (ids: string[]) => `#/compare/${ids.join(',')}`,
   reproduction: (folder: string, tag?: string | null) =>
     `#/reproductions/${encodeURIComponent(folder)}${tag ? `/${encodeURIComponent(tag)}` : ''}`,
-  /** A scenario's trend on a target (the one it ran on, when it ran on one only). */
-  trend: (scenario: string, target?: string | null) =>
-    `#/trends/${encodeURIComponent(scenario)}${target ? `/${encodeURIComponent(target)}` : ''}`,
+  /** A scenario's trend on a target (the one it ran on, when it ran on one only), or a sweep point's. */
+  trend: (scenario: string, target?: string | null, sweepValue?: string | null) =>
+    `#/trends/${[scenario, ...(target ? [target] : []), ...(target && sweepValue ? [sweepValue] : [])]
+      .map(encodeURIComponent)
+      .join('/')}`,
   compose: (from?: string) => (from ? `#/compose/${encodeURIComponent(from)}` : '#/compose'),
 };
 

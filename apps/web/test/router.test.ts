@@ -21,17 +21,25 @@ describe('reproduction routes', () => {
 });
 
 describe('trend routes', () => {
-  it('round-trip a scenario name with spaces and slashes, and a target of bootstrap servers', () => {
+  it('round-trip a scenario name with spaces and slashes, a target of bootstrap servers, a sweep value', () => {
     const to = href.trend('kreps-2014 single producer / acks=1', 'b1:9092,b2:9092');
     expect(parseRoute(to)).toEqual({
       page: 'trend',
       scenario: 'kreps-2014 single producer / acks=1',
       target: 'b1:9092,b2:9092',
+      sweepValue: null,
+    });
+    expect(parseRoute(href.trend('sizes', 'bundled', '1KB'))).toEqual({
+      page: 'trend',
+      scenario: 'sizes',
+      target: 'bundled',
+      sweepValue: '1KB',
     });
     expect(parseRoute(href.trend('quick start'))).toEqual({
       page: 'trend',
       scenario: 'quick start',
       target: null,
+      sweepValue: null,
     });
   });
 });

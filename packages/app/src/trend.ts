@@ -20,25 +20,20 @@ export interface TrendRequest {
   /** bundled, kafka, a profile's name or bootstrap servers, as the runs store it; optional when it ran on one. */
   target?: string;
   metrics?: readonly TrendMetric[];
+  /** A sweep's point: the runs of the scenario's sweep that measured this value. */
+  sweepValue?: string;
 }
 
 /**
- * The completed runs of a scenario on a target, oldest first, as a trend. A sweep's runs (each with
- * its sweep value) measure other settings, so they are left out; failed, stopped and aborted runs too.
+ * The completed runs of a scenario on a target, oldest first, as a trend. Each point of a sweep
+ * measured other settings, so a trend takes a sweep's runs only for the sweep value asked for, and
+ * then only those; failed, stopped and aborted runs are left out.
  */
 export async function loadTrend(history: History, request: TrendRequest): Promise<Trend> {
   const listed = await history.listRuns({ status: 'completed', search: request.scenario });
-  const runs = listed
-    .filter((run) => run.name === request.scenario && run.sweepValue === undefined)
-    .reverse();
-  if (runs.length === 0) {
-    const names = [...new Set(listed.filter((r) => r.sweepValue === undefined).map((r) => r.name))].slice(
-      0,
-      10,
-    );
-    const near = names.length > 0 ? `; completed scenarios whose name contains it: ${names.join(', ')}` : '';
-    throw new TrendError('unknown-scenario', `no completed run of scenario "${request.scenario}"${near}`);
-  }
+  const named = listed.filter((run) => run.name === request.scenario);
+  const runs = named.filter((run) => run.sweepValue === request.sweepValue).reverse();
+  if (runs.length === 0) throw unknownScenario(request, listed, named);
   const targets = [...new Set(runs.map((run) => run.target))].sort();
   const target = request.target ?? (targets.length === 1 ? targets[0] : undefined);
   if (target === undefined) {
@@ -54,5 +49,20 @@ export async function loadTrend(history: History, request: TrendRequest): Promis
       `scenario "${request.scenario}" has no completed run on target "${target}"; its targets: ${targets.join(', ')}`,
     );
   }
-  return buildTrend(request.scenario, target, onTarget, request.metrics);
+  const trend = buildTrend(request.scenario, target, onTarget, request.metrics);
+  return request.sweepValue === undefined ? trend : { ...trend, sweepValue: request.sweepValue };
+}
+
+/** No run to draw: says what there is instead, the scenario's sweep values or the names like it. */
+function unknownScenario(request: TrendRequest, listed: RunListItem[], named: RunListItem[]): TrendError {
+  const at = request.sweepValue === undefined ? '' : ` at sweep value ${request.sweepValue}`;
+  const values = [...new Set(named.flatMap((r) => (r.sweepValue === undefined ? [] : [r.sweepValue])))];
+  const names = [...new Set(listed.map((r) => r.name))].slice(0, 10);
+  const hint =
+    values.length > 0
+      ? `; its sweep values: ${values.slice(0, 20).join(', ')}`
+      : names.length > 0
+        ? `; completed scenarios whose name contains it: ${names.join(', ')}`
+        : '';
+  return new TrendError('unknown-scenario', `no completed run of scenario "${request.scenario}"${at}${hint}`);
 }

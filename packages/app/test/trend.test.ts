@@ -97,6 +97,15 @@ describe('loadTrend', () => {
     expect(trend.series.find((s) => s.metric === 'produced.recordsPerSec')?.values).toEqual([100, 200]);
   });
 
+  it("takes a sweep's runs only for the sweep value asked for", async () => {
+    const trend = await loadTrend(history, { scenario: 'acks one', target: 'bundled', sweepValue: '100' });
+    expect(trend.runs.map((r) => r.id)).toEqual(['f']);
+    expect(trend.sweepValue).toBe('100');
+    await expect(loadTrend(history, { scenario: 'acks one', sweepValue: '7' })).rejects.toThrow(
+      /no completed run of scenario "acks one" at sweep value 7; its sweep values: 100/,
+    );
+  });
+
   it('asks for a target when the scenario ran on several, naming them', async () => {
     await expect(loadTrend(history, { scenario: 'acks one' })).rejects.toThrow(
       /ran on 2 targets; name one with target: bundled, kafka/,

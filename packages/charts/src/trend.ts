@@ -49,7 +49,8 @@ export function changeMarkLabel(series: TrendSeries, change: TrendSeries['change
 /** One figure of a trend over time. */
 export function trendChart(trend: Trend, series: TrendSeries): ChartSpec {
   const id = trendChartId(series.metric);
-  const subtitle = `${trend.scenario} on ${trend.target}`;
+  const at = trend.sweepValue === undefined ? '' : ` at sweep value ${trend.sweepValue}`;
+  const subtitle = `${trend.scenario}${at} on ${trend.target}`;
   const times = trend.runs.map((run) => Date.parse(run.startedAt));
   const color = PALETTE[0];
   const points = trend.runs.flatMap((run, i) => {

@@ -29,6 +29,8 @@ export const trendQuerySchema = z.strictObject({
   scenario: z.string().min(1).max(300),
   target: z.string().min(1).max(300).optional(),
   metric: z.enum(TREND_METRICS).optional(),
+  /** A sweep's point: the runs that measured this value of the sweep's knob (a trend takes no sweep runs without it). */
+  sweepValue: z.string().min(1).max(300).optional(),
 });
 export type TrendQuery = z.infer<typeof trendQuerySchema>;
 
@@ -71,6 +73,8 @@ export type TrendSeries = z.infer<typeof trendSeriesSchema>;
 export const trendSchema = z.object({
   scenario: z.string(),
   target: z.string(),
+  /** The sweep value the runs measured, for a trend of a sweep's point. */
+  sweepValue: z.string().optional(),
   /** Completed runs, oldest first (at most MAX_CHANGE_POINT_SERIES, the newest). */
   runs: z.array(trendRunSchema),
   series: z.array(trendSeriesSchema),

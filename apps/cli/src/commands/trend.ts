@@ -18,6 +18,7 @@ export async function trendCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('trend', argv, {
     target: { type: 'string' },
     metric: { type: 'string' },
+    'sweep-value': { type: 'string' },
     json: { type: 'boolean' },
     svg: { type: 'string' },
     png: { type: 'string' },
@@ -39,6 +40,7 @@ export async function trendCommand(argv: string[]): Promise<number> {
       scenario: positionals[0] as string,
       ...(values.target ? { target: values.target } : {}),
       ...(metric ? { metrics: [metric as TrendMetric] } : {}),
+      ...(values['sweep-value'] ? { sweepValue: values['sweep-value'] } : {}),
     });
   } catch (err) {
     if (err instanceof TrendError) throw new UsageError(`kbench trend: ${err.message}`);
@@ -87,7 +89,7 @@ function trendText(trend: Trend): string {
     ...(runs.some((r) => r.clientPaced) ? [`${PACED_MARK} the client, not the target, set the pace`] : []),
   ];
   return [
-    `trend of "${trend.scenario}" on ${trend.target}: ${runs.length} completed run${runs.length === 1 ? '' : 's'}, oldest first`,
+    `trend of "${trend.scenario}"${trend.sweepValue === undefined ? '' : ` at sweep value ${trend.sweepValue}`} on ${trend.target}: ${runs.length} completed run${runs.length === 1 ? '' : 's'}, oldest first`,
     '',
     table,
     '',

@@ -25,6 +25,7 @@ export async function trendRoutes(app: FastifyInstance): Promise<void> {
       scenario: query.scenario,
       ...(query.target ? { target: query.target } : {}),
       ...(query.metric ? { metrics: [query.metric] } : {}),
+      ...(query.sweepValue ? { sweepValue: query.sweepValue } : {}),
     };
     try {
       return await loadTrend(app.history, request);

@@ -187,10 +187,10 @@ export function HistoryPage() {
                   <td>
                     {run.target}
                     <div className="id">{run.driver}</div>
-                    {run.status === 'completed' && run.sweepValue === undefined && (
+                    {run.status === 'completed' && (
                       <a
                         className="id"
-                        href={href.trend(run.name, run.target)}
+                        href={href.trend(run.name, run.target, run.sweepValue)}
                         onClick={(e) => e.stopPropagation()}
                         title={`Every completed run of ${run.name} on ${run.target}, over time`}
                         data-testid="trend-link"

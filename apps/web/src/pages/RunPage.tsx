@@ -158,10 +158,10 @@ export function RunPage({ id }: { id: string }) {
               Watch live
             </a>
           )}
-          {record.status === 'completed' && record.sweepValue === undefined && (
+          {record.status === 'completed' && (
             <a
               className="btn"
-              href={href.trend(record.scenario.name, record.scenario.target)}
+              href={href.trend(record.scenario.name, record.scenario.target, record.sweepValue)}
               title="Every completed run of this scenario on this target, over time"
               data-testid="trend-link"
             >

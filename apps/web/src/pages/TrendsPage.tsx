@@ -89,12 +89,22 @@ function TrendRuns({ trend }: { trend: Trend }) {
   );
 }
 
-export function TrendsPage({ scenario, target }: { scenario: string; target: string | null }) {
+export function TrendsPage({
+  scenario,
+  target,
+  sweepValue,
+}: {
+  scenario: string;
+  target: string | null;
+  sweepValue: string | null;
+}) {
   const [trend, setTrend] = useState<Trend | null>(null);
   const [error, setError] = useState<Error | null>(null);
   useEffect(() => {
-    api.trend(scenario, target).then(setTrend, setError);
-  }, [scenario, target]);
+    api
+      .trend({ scenario, ...(target ? { target } : {}), ...(sweepValue ? { sweepValue } : {}) })
+      .then(setTrend, setError);
+  }, [scenario, target, sweepValue]);
   const charts = useMemo(() => (trend ? trendCharts(trend) : []), [trend]);
   // A point is named by its run's id: clicking it opens the run.
   const openRun = useCallback((item: { seriesIndex?: number; name?: string }) => {
@@ -111,7 +121,10 @@ export function TrendsPage({ scenario, target }: { scenario: string; target: str
             <a href={href.history}>History</a> / trend
           </div>
           <h1>
-            {trend.scenario} <span className="muted">on {trend.target}</span>
+            {trend.scenario}{' '}
+            <span className="muted">
+              {trend.sweepValue === undefined ? '' : `at sweep value ${trend.sweepValue} `}on {trend.target}
+            </span>
           </h1>
           <p className="muted">
             {trend.runs.length} completed run{trend.runs.length === 1 ? '' : 's'}, oldest first. Change points
@@ -142,7 +155,11 @@ export function TrendsPage({ scenario, target }: { scenario: string; target: str
                 {(['svg', 'png'] as const).map((format) => (
                   <a
                     key={format}
-                    href={api.trendChartUrl(spec.id, format, trend.scenario, trend.target)}
+                    href={api.trendChartUrl(spec.id, format, {
+                      scenario: trend.scenario,
+                      target: trend.target,
+                      ...(trend.sweepValue === undefined ? {} : { sweepValue: trend.sweepValue }),
+                    })}
                     download
                     data-testid={`download-${spec.id}-${format}`}
                   >
