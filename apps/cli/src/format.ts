@@ -4,6 +4,7 @@ import {
   agentLossWarning,
   type ClientLoad,
   clientPaceWarning,
+  commandOutputText,
   concurrentWarning,
   type FaultEvent,
   faultText,
@@ -157,7 +158,11 @@ function clientText(c: ClientLoad): string {
 /** The faults a run executed, one line each at its time since load began; empty without any. */
 export function faultsText(faults: FaultEvent[] | undefined): string {
   if (!faults || faults.length === 0) return '';
-  return `\nfaults executed:\n${faults.map((f) => `  ${fmtNumber(f.t, 1)} s  ${faultText(f)}`).join('\n')}`;
+  const line = (f: FaultEvent) => {
+    const output = commandOutputText(f).replace(/^/gm, '        ');
+    return `  ${fmtNumber(f.t, 1)} s  ${faultText(f)}${output ? `\n${output}` : ''}`;
+  };
+  return `\nfaults executed:\n${faults.map(line).join('\n')}`;
 }
 
 /** The run's load agents, one row each (what it ran, its clock, what it did), with any loss; empty without agents. */

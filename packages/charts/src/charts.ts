@@ -245,7 +245,18 @@ function mib(bytesPerSecond: number | null): number | null {
 }
 
 /** A fault as a scenario's timeline writes it. */
-export type TimelineFault = { at: string; action: string; node: number | string; for?: string };
+export type TimelineFault = {
+  at: string;
+  action: string;
+  node?: number | string;
+  for?: string;
+  run?: string;
+};
+
+/** A command fault's command line for a marker's label, cut to 40 characters. */
+function shortCommand(line: string): string {
+  return line.length > 40 ? `${line.slice(0, 39)}…` : line;
+}
 
 /**
  * Fault markers (seconds from the start of load) for a run: the faults it recorded as executed when
@@ -262,7 +273,12 @@ export function faultMarks(
 }
 
 function recordedMark(f: FaultEvent): FaultMark {
-  const node = f.node === null ? String(f.target) : `node ${f.node}`;
+  const node =
+    f.action === 'command'
+      ? shortCommand(String(f.target))
+      : f.node === null
+        ? String(f.target)
+        : `node ${f.node}`;
   const lasting = f.durationMs === null ? '' : ` for ${f.durationMs / 1000}s`;
   return { t: f.t, label: `${f.action} ${node}${lasting}${f.error ? ' (failed)' : ''}` };
 }
@@ -270,6 +286,9 @@ function recordedMark(f: FaultEvent): FaultMark {
 function timelineMarks(faults: TimelineFault[]): FaultMark[] {
   return faults.map((f) => ({
     t: (parseDurationMs(f.at) ?? 0) / 1000,
-    label: `${f.action} ${typeof f.node === 'number' ? `node ${f.node}` : f.node}${f.for ? ` for ${f.for}` : ''}`,
+    label:
+      f.action === 'command'
+        ? `command ${shortCommand(f.run ?? '')}`
+        : `${f.action} ${typeof f.node === 'number' ? `node ${f.node}` : f.node}${f.for ? ` for ${f.for}` : ''}`,
   }));
 }

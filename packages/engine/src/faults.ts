@@ -1,14 +1,18 @@
-// The fault timeline: kill, pause and restart nodes of a cluster the run started, at set times
-// from the start of load. Every fault is recorded, a failed one with its error; none ends the run.
-import { type FaultEvent, parseDurationMs, type Scenario } from '@kbench/schema';
+// The fault timeline: kill, pause and restart nodes of a cluster the run started, and run the
+// user's commands, at set times from the start of load. Every fault is recorded, a failed one with
+// its error; none ends the run.
+import { COMMAND_TIMEOUT_MS, type FaultEvent, parseDurationMs, type Scenario } from '@kbench/schema';
+import { type RunningCommand, startCommand } from './command-fault.js';
 import type { Log } from './drivers/kafkajs/client.js';
 import type { FaultController } from './target.js';
 
 type Fault = Scenario['faults'][number];
 
 /** `leader:<topic>-<partition>` split into its parts, or null for a node id. */
-export function parseLeaderRef(node: number | string): { topic: string; partition: number } | null {
-  if (typeof node === 'number') return null;
+export function parseLeaderRef(
+  node: number | string | undefined,
+): { topic: string; partition: number } | null {
+  if (typeof node !== 'string') return null;
   const match = /^leader:(.+)-(\d+)$/.exec(node);
   return match ? { topic: match[1] as string, partition: Number(match[2]) } : null;
 }
@@ -34,10 +38,13 @@ export class FaultTimeline {
   private stopped = false;
   /** The node each `leader:` reference last resolved to, so a later restart brings back that node. */
   private readonly resolved = new Map<string, number>();
+  /** Command faults whose command is still running. */
+  private readonly commands = new Set<RunningCommand>();
 
   constructor(
     private readonly faults: Fault[],
-    private readonly controller: FaultController,
+    /** Null on a target whose nodes kbench did not start: only command faults run there. */
+    private readonly controller: FaultController | null,
     /** The run's topic names, index n = `<prefix>-<run id>-<n>`. */
     private readonly topics: string[],
     private readonly scenario: Scenario,
@@ -62,11 +69,15 @@ export class FaultTimeline {
     }
   }
 
-  /** Cancels faults not yet due (they are not recorded) and waits for those under way. */
+  /**
+   * Cancels faults not yet due (they are not recorded), kills commands still running, and waits
+   * for the faults under way.
+   */
   async stop(): Promise<FaultEvent[]> {
     if (!this.stopped) {
       this.stopped = true;
       for (const timer of this.timers) clearTimeout(timer);
+      for (const command of this.commands) command.killAtRunEnd();
       const skipped = this.faults.length - this.events.length - this.inFlight.size;
       if (skipped > 0 && this.startedAt > 0)
         this.log('info', `${skipped} fault(s) of the timeline fell after the end of load and were not run`);
@@ -76,14 +87,21 @@ export class FaultTimeline {
     return this.events;
   }
 
+  /** Seconds since load started, to 0.1 s. */
+  private now(): number {
+    return Math.round((performance.now() - this.startedAt) / 100) / 10;
+  }
+
   private async execute(fault: Fault): Promise<void> {
-    const t = Math.round((performance.now() - this.startedAt) / 100) / 10;
+    if (fault.action === 'command') return this.runCommand(fault);
+    const t = this.now();
     const durationMs = fault.action === 'pause' ? (parseDurationMs(fault.for ?? '0s') ?? 0) : null;
     let node: number | null = typeof fault.node === 'number' ? fault.node : null;
     let error: string | null = null;
     try {
+      if (!this.controller) throw new Error('kbench did not start this target: it has no nodes to act on');
       if (node === null) {
-        const ref = fault.node as string;
+        const ref = String(fault.node);
         const earlier = this.resolved.get(ref);
         node = fault.action === 'restart' && earlier !== undefined ? earlier : await this.resolveLeader(ref);
         this.resolved.set(ref, node);
@@ -97,9 +115,37 @@ export class FaultTimeline {
       error = err instanceof Error ? err.message : String(err);
       this.log('warn', `fault at ${t}s: ${fault.action} ${fault.node} failed: ${error}`);
     }
-    const event: FaultEvent = { t, action: fault.action, target: fault.node, node, durationMs, error };
+    const event: FaultEvent = { t, action: fault.action, target: fault.node ?? '', node, durationMs, error };
+    this.record(event);
+  }
+
+  private record(event: FaultEvent): void {
     this.events.push(event);
     this.onEvent(event);
+  }
+
+  /** Runs a command fault's command; the run goes on meanwhile, and its end kills the command. */
+  private async runCommand(fault: Fault): Promise<void> {
+    const t = this.now();
+    const line = fault.run ?? '';
+    const timeoutMs = parseDurationMs(fault.timeout ?? COMMAND_TIMEOUT_MS.default) ?? 60_000;
+    this.log('info', `fault at ${t}s: command ${JSON.stringify(line)} started`);
+    const running = startCommand(line, timeoutMs, () => this.now());
+    this.commands.add(running);
+    const command = await running.done;
+    this.commands.delete(running);
+    const error = command.timedOut
+      ? `timed out after ${timeoutMs / 1000} s and was killed`
+      : command.killedAtRunEnd
+        ? 'still running when the run ended, and was killed'
+        : command.exitCode !== 0
+          ? command.exitCode === null
+            ? `ended by ${command.signal}`
+            : `exit code ${command.exitCode}`
+          : null;
+    const outcome = error ?? 'exit 0';
+    this.log(error ? 'warn' : 'info', `fault at ${t}s: command ${JSON.stringify(line)}: ${outcome}`);
+    this.record({ t, action: 'command', target: line, node: null, durationMs: null, error, command });
   }
 
   private async resolveLeader(ref: string): Promise<number> {
@@ -107,8 +153,9 @@ export class FaultTimeline {
     const index = parsed ? faultTopicIndex(parsed.topic, this.scenario) : null;
     const topic = index === null ? undefined : this.topics[index];
     if (!parsed || topic === undefined) throw new Error(`${ref} names no topic of this run`);
-    const leader = await this.controller.leaderOf(topic, parsed.partition);
-    if (leader === null) throw new Error(`${topic} partition ${parsed.partition} has no leader right now`);
+    const leader = await this.controller?.leaderOf(topic, parsed.partition);
+    if (leader === null || leader === undefined)
+      throw new Error(`${topic} partition ${parsed.partition} has no leader right now`);
     return leader;
   }
 }

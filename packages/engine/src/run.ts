@@ -329,8 +329,8 @@ export class ScenarioRun extends EventEmitter {
     this.meter.brokerInProcess = target.kind === 'bundled';
     if (target.brokerStats) this.brokerStats = new BrokerStatsMeter(() => target.brokerStats!());
     if (this.profile?.metrics) this.clusterMetrics = new ClusterMetrics(this.profile.metrics, this.log);
-    if (s.faults.length > 0 && target.faults) {
-      this.faults = new FaultTimeline(s.faults, target.faults, run.topics, s, this.log, (event) => {
+    if (s.faults.length > 0) {
+      this.faults = new FaultTimeline(s.faults, target.faults ?? null, run.topics, s, this.log, (event) => {
         // A fault carried out later or for longer than its timeline says keeps samples fine after it too.
         const now = performance.now() - this.loadStartedAt;
         this.schedule.extend(now, now + FAULT_MARGIN_MS);

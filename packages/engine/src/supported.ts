@@ -10,6 +10,7 @@ import {
   type TargetProfile,
   targetKind,
 } from '@kbench/schema';
+import { missingProgram } from './command-fault.js';
 import { faultTopicIndex, parseLeaderRef } from './faults.js';
 import { PAYLOAD_FILE_FIELD, PayloadFileError, readPayloadFile } from './payload.js';
 import { ProfileStore } from './profiles.js';
@@ -100,10 +101,15 @@ export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): Sc
       'an idempotent producer needs producers.acks all (as the Java client requires)',
     );
   }
-  if (s.faults.length > 0 && kind !== 'bundled') {
+  s.faults.forEach((f, i) => {
+    if (f.action !== 'command' || f.run === undefined) return;
+    const missing = missingProgram(f.run);
+    if (missing) not(`faults[${i}].run`, missing);
+  });
+  if (s.faults.some((f) => f.action !== 'command') && kind !== 'bundled') {
     not(
       'faults',
-      `faults need target bundled: kbench can only kill, pause and restart nodes it started itself (target is ${s.target})`,
+      `kill, pause and restart faults need target bundled: kbench can only act on nodes it started itself (target is ${s.target}); a command fault runs on any target`,
     );
   } else {
     s.faults.forEach((f, i) => {

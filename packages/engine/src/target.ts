@@ -42,7 +42,11 @@ export interface FaultController {
 
 /** True when a bundled scenario needs the in-process cluster rather than the single broker. */
 export function needsCluster(scenario: Scenario): boolean {
-  return scenario.cluster.nodes > 1 || scenario.cluster.fsync !== 'none' || scenario.faults.length > 0;
+  return (
+    scenario.cluster.nodes > 1 ||
+    scenario.cluster.fsync !== 'none' ||
+    scenario.faults.some((f) => f.action !== 'command')
+  );
 }
 
 export interface OpenTargetOptions {

@@ -65,7 +65,8 @@ export function quickFaults(
 ): Record<string, unknown>[] {
   return faults.map((f) => {
     const at = Math.round(((parseDurationMs(f.at) ?? 0) * scale) / 100) * 100;
-    const out: Record<string, unknown> = { at: formatDurationMs(at), action: f.action, node: f.node };
+    const out: Record<string, unknown> = { at: formatDurationMs(at), action: f.action };
+    for (const key of ['node', 'run', 'timeout'] as const) if (f[key] !== undefined) out[key] = f[key];
     if (f.for !== undefined) {
       const length = Math.min(parseDurationMs(f.for) ?? 0, Math.max(1, quickSpan - at));
       out.for = formatDurationMs(length);

@@ -21,9 +21,37 @@ export function clientPaceWarning(client: ClientLoad | undefined): string | null
 
 /** One executed fault: `pause node 2 for 500 ms`, `kill leader:t-0 (node 1)`, with why it failed. */
 export function faultText(fault: FaultEvent): string {
+  if (fault.command) return `command ${JSON.stringify(fault.command.run)}: ${commandEndText(fault)}`;
   const target = typeof fault.target === 'number' ? `node ${fault.target}` : fault.target;
   const resolved = fault.node !== null && typeof fault.target !== 'number' ? ` (node ${fault.node})` : '';
   const length = fault.durationMs !== null ? ` for ${fault.durationMs} ms` : '';
   const failed = fault.error ? `: failed, ${fault.error}` : '';
   return `${fault.action} ${target}${resolved}${length}${failed}`;
+}
+
+/** How a command fault's command ended: `exit 0 after 1.2 s`, `timed out, killed (SIGKILL) after 60 s`. */
+export function commandEndText(fault: FaultEvent): string {
+  const c = fault.command;
+  if (!c) return '';
+  const after = `after ${Math.round((c.endT - fault.t) * 10) / 10} s`;
+  if (fault.error && c.exitCode === null && c.signal === null) return `failed, ${fault.error}`;
+  const why = c.timedOut ? 'timed out, ' : c.killedAtRunEnd ? 'still running at the end of the run, ' : '';
+  const end = c.exitCode !== null ? `exit ${c.exitCode}` : `killed (${c.signal})`;
+  return `${why}${end} ${after}`;
+}
+
+/** A command fault's output, each stream labelled, with what was cut from its middle; '' when silent. */
+export function commandOutputText(fault: FaultEvent): string {
+  const c = fault.command;
+  if (!c) return '';
+  const parts: string[] = [];
+  for (const [name, text, omitted] of [
+    ['stdout', c.stdout, c.stdoutOmittedBytes],
+    ['stderr', c.stderr, c.stderrOmittedBytes],
+  ] as const) {
+    if (text === '' && omitted === 0) continue;
+    const cut = omitted > 0 ? ` (${omitted} bytes from the middle not kept)` : '';
+    parts.push(`${name}${cut}:\n${text.replace(/\n$/, '')}`);
+  }
+  return parts.join('\n');
 }

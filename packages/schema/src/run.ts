@@ -105,12 +105,36 @@ export const sampleSchema = z.object({
 });
 export type Sample = z.infer<typeof sampleSchema>;
 
+/** What a command fault's command did: its exit, its time and its output (bounded). */
+export const commandOutcomeSchema = z.object({
+  /** The command line as the scenario wrote it. */
+  run: z.string(),
+  /** Wall-clock start and end (ISO 8601). */
+  startedAt: z.string(),
+  endedAt: z.string(),
+  /** Seconds since load started when it ended, as samples' t. */
+  endT: z.number(),
+  /** The exit code, or null when a signal ended it. */
+  exitCode: z.number().nullable(),
+  signal: z.string().nullable(),
+  /** Killed for outliving its timeout. */
+  timedOut: z.boolean(),
+  /** Killed because the run ended first. */
+  killedAtRunEnd: z.boolean(),
+  /** The first and last 16 KiB of each stream; what lay between is counted, not kept. */
+  stdout: z.string(),
+  stdoutOmittedBytes: z.number(),
+  stderr: z.string(),
+  stderrOmittedBytes: z.number(),
+});
+export type CommandOutcome = z.infer<typeof commandOutcomeSchema>;
+
 /** A fault of the scenario's timeline as the run executed it. */
 export const faultEventSchema = z.object({
   /** Seconds since load started, as samples' t. */
   t: z.number(),
-  action: z.enum(['kill', 'pause', 'restart']),
-  /** As the scenario wrote it: a node id or leader:<topic>-<partition>. */
+  action: z.enum(['kill', 'pause', 'restart', 'command']),
+  /** As the scenario wrote it: a node id or leader:<topic>-<partition>; a command fault's command line. */
   target: z.union([z.number(), z.string()]),
   /** The node acted on, or null when it could not be resolved. */
   node: z.number().nullable(),
@@ -118,6 +142,8 @@ export const faultEventSchema = z.object({
   durationMs: z.number().nullable(),
   /** Why the fault failed, or null. */
   error: z.string().nullable(),
+  /** What a command fault's command did (absent for other faults). */
+  command: commandOutcomeSchema.optional(),
 });
 export type FaultEvent = z.infer<typeof faultEventSchema>;
 

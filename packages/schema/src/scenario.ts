@@ -18,6 +18,10 @@ export const COMPRESSION = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 export const DRIVERS = ['kafkajs', 'native'] as const;
 export const START_AT = ['latest', 'earliest', 'backlog'] as const;
 export const FAULT_ACTIONS = ['kill', 'pause', 'restart'] as const;
+/** The fault that runs the user's own command (faults[].run) on this machine, on any target. */
+export const COMMAND_FAULT = 'command';
+/** The longest a command fault may run before it is killed (faults[].timeout), and its default. */
+export const COMMAND_TIMEOUT_MS = { min: 100, max: 3_600_000, default: '60s' } as const;
 /** SASL on the bundled target's secured listener (cluster.security.sasl). */
 export const BUNDLED_SASL = ['none', 'plain', 'scram-sha-256', 'scram-sha-512'] as const;
 /** What a run does when a topic it would create exists already. */
@@ -142,18 +146,25 @@ function knobValue(role: ClientRole, knob: string, value: unknown) {
 
 const fault = closedObject('faults.*', {
   at: duration(),
-  action: oneOf(FAULT_ACTIONS),
-  node: z.unknown().transform((input, ctx): number | string => {
-    if (typeof input === 'number' && Number.isInteger(input) && input >= 1 && input <= 5) return input;
-    if (typeof input === 'string' && /^[1-5]$/.test(input)) return Number(input);
-    if (typeof input === 'string' && /^leader:.+-\d+$/.test(input)) return input;
-    ctx.addIssue({
-      code: 'custom',
-      message: `must be a node id 1 to 5 or leader:<topic>-<partition> (got ${JSON.stringify(input)})`,
-    });
-    return z.NEVER;
-  }),
+  action: oneOf([...FAULT_ACTIONS, COMMAND_FAULT]),
+  node: z
+    .unknown()
+    .transform((input, ctx): number | string => {
+      if (typeof input === 'number' && Number.isInteger(input) && input >= 1 && input <= 5) return input;
+      if (typeof input === 'string' && /^[1-5]$/.test(input)) return Number(input);
+      if (typeof input === 'string' && /^leader:.+-\d+$/.test(input)) return input;
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a node id 1 to 5 or leader:<topic>-<partition> (got ${JSON.stringify(input)})`,
+      });
+      return z.NEVER;
+    })
+    .optional(),
   for: duration().optional(),
+  /** A command fault's command line, run by /bin/sh on this machine. */
+  run: text().optional(),
+  /** How long a command fault may run before its process group is killed. */
+  timeout: duration({ min: COMMAND_TIMEOUT_MS.min, max: COMMAND_TIMEOUT_MS.max }).optional(),
 });
 
 /** Bounds and pace of the search that `producers.rate: find-max` runs before the measured phase. */
@@ -303,6 +314,20 @@ export const scenarioSchema = scenarioShape.transform((s, ctx): Scenario => {
     });
   }
   s.faults.forEach((f, i) => {
+    const at = (field: string, message: string) =>
+      ctx.addIssue({ code: 'custom', path: ['faults', i, field], message });
+    if (f.action === COMMAND_FAULT) {
+      if (f.run === undefined || f.run.trim() === '')
+        at('run', 'a command fault needs run: the command line to run (e.g. "kubectl delete pod kafka-1")');
+      if (f.node !== undefined) at('node', 'a command fault acts through its command, not on a node');
+      if (f.for !== undefined)
+        at('for', 'only pause takes for; a command runs until it exits or its timeout');
+      return;
+    }
+    if (f.node === undefined)
+      at('node', `a ${f.action} needs node: a node id 1 to 5 or leader:<topic>-<partition>`);
+    if (f.run !== undefined) at('run', `only a command fault takes run (action is ${f.action})`);
+    if (f.timeout !== undefined) at('timeout', `only a command fault takes timeout (action is ${f.action})`);
     if (f.action === 'pause' && f.for === undefined) {
       ctx.addIssue({
         code: 'custom',

@@ -1,5 +1,5 @@
 // The faults a run executed, at their time since load began, as `kbench show` lists them.
-import { type FaultEvent, faultText } from '@kbench/schema';
+import { commandOutputText, type FaultEvent, faultText } from '@kbench/schema';
 
 export function FaultsTable({ faults }: { faults: FaultEvent[] }) {
   return (
@@ -19,7 +19,15 @@ export function FaultsTable({ faults }: { faults: FaultEvent[] }) {
             className={fault.error ? 'danger-text' : undefined}
           >
             <td className="num">{fault.t.toFixed(1)} s</td>
-            <td>{faultText(fault)}</td>
+            <td>
+              {faultText(fault)}
+              {commandOutputText(fault) && (
+                <details data-testid="fault-output">
+                  <summary>output</summary>
+                  <pre>{commandOutputText(fault)}</pre>
+                </details>
+              )}
+            </td>
           </tr>
         ))}
       </tbody>
