@@ -46,7 +46,10 @@ test('the run page shows the percentiles, wire MB/s, the load generator and the 
     topics: { partitions: 2, replicationFactor: 2 },
     producers: { count: 1 },
     consumers: { count: 1 },
-    faults: [{ at: '2s', action: 'pause', node: 2, for: '300ms' }],
+    faults: [
+      { at: '1s', action: 'command', run: 'echo e2e-marker' },
+      { at: '2s', action: 'pause', node: 2, for: '300ms' },
+    ],
   });
   expect(stored.status, String(stored.error)).toBe('completed');
 
@@ -69,7 +72,14 @@ test('the run page shows the percentiles, wire MB/s, the load generator and the 
   const warning = clientPaceWarning(stored.summary?.client);
   if (warning) await expect(page.getByTestId('client-pace-warning')).toContainText(warning);
   else await expect(page.getByTestId('client-pace-warning')).toHaveCount(0);
-  await expect(page.getByTestId('fault-row')).toHaveText([/^\d+\.\d s\s*pause node 2 for 300 ms$/]);
+  await expect(page.getByTestId('fault-row')).toHaveText([
+    /^\d+\.\d s\s*command "echo e2e-marker": exit 0 after [\d.]+ s/,
+    /^\d+\.\d s\s*pause node 2 for 300 ms$/,
+  ]);
+  // The command's output is under its row, folded until opened.
+  const output = page.getByTestId('fault-output');
+  await output.locator('summary').click();
+  await expect(output.locator('pre')).toHaveText('stdout:\ne2e-marker');
 });
 
 test('the run page warns when the stored run says the client set the pace', async ({ page }) => {
