@@ -150,7 +150,7 @@ describe('scenario errors name the field and the allowed values', () => {
       })[0],
     ).toEqual({
       path: 'faults[1].action',
-      message: 'must be one of kill, pause, restart (got "explode")',
+      message: 'must be one of kill, pause, restart, command (got "explode")',
     });
   });
 
