@@ -136,6 +136,14 @@ export interface ApacheKafka {
   nodes: ApacheKafkaNode[];
   /** SIGTERM to every node's process group, then SIGKILL to those still up after `graceMs` (default 10 s). */
   stop(graceMs?: number): Promise<void>;
+  /** SIGKILL to node `id`'s process group, as a crash; it stays down until `restart`. */
+  kill(id: number): Promise<void>;
+  /** SIGSTOP to node `id`'s process group, SIGCONT after `ms`; returns at once. */
+  pause(id: number, ms: number): Promise<void>;
+  /** Starts node `id` again on its ports and data (killing it first if it runs); resolves once it answers. */
+  restart(id: number): Promise<void>;
+  /** True while node `id`'s JVM runs (paused included). */
+  running(id: number): boolean;
 }
 
 export const SERVER_JVM_ARGS = [
@@ -412,17 +420,20 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
   }
 
   const started: RunningNode[] = [];
+  const pauses = new Set<NodeJS.Timeout>();
   const stop = async (graceMs = 10_000): Promise<void> => {
+    for (const timer of pauses) clearTimeout(timer);
+    pauses.clear();
     await Promise.all(started.map((node) => node.stop(graceMs)));
   };
+  const jvmArgsOf = (node: NodeLayout) => [
+    ...(options.jvmArgs ?? SERVER_JVM_ARGS),
+    ...(exporter && node.metricsPort
+      ? [`-javaagent:${exporter.jar}=127.0.0.1:${node.metricsPort}:${exporter.config}`]
+      : []),
+  ];
   try {
-    for (const node of layout) {
-      const agent =
-        exporter && node.metricsPort
-          ? [`-javaagent:${exporter.jar}=127.0.0.1:${node.metricsPort}:${exporter.config}`]
-          : [];
-      started.push(await launch(node, [...(options.jvmArgs ?? SERVER_JVM_ARGS), ...agent], logLevel));
-    }
+    for (const node of layout) started.push(await launch(node, jvmArgsOf(node), logLevel));
     const deadline = Date.now() + (options.startTimeoutMs ?? 90_000 + 30_000 * (count - 1));
     for (const node of started) await node.ready(deadline);
     await allBrokersListed(started, deadline);
@@ -432,6 +443,11 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
   }
   const first = started[0] as RunningNode;
   const nodes = started.map((n) => n.info);
+  const nodeIndex = (id: number): number => {
+    const i = layout.findIndex((n) => n.id === id);
+    if (i < 0) throw new Error(`Apache Kafka has no node ${id} (nodes 1 to ${layout.length})`);
+    return i;
+  };
   return {
     bootstrap: nodes.map((n) => n.bootstrap).join(','),
     saslBootstrap: options.sasl ? nodes.map((n) => `127.0.0.1:${n.saslPort}`).join(',') : null,
@@ -445,6 +461,33 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
     logFile: first.info.logFile,
     nodes,
     stop,
+    kill: async (id) => {
+      await (started[nodeIndex(id)] as RunningNode).kill();
+    },
+    pause: async (id, ms) => {
+      const node = started[nodeIndex(id)] as RunningNode;
+      if (!node.running()) throw new Error(`Apache Kafka node ${id} is down`);
+      signalGroup(node.info.pid, 'SIGSTOP');
+      const timer = setTimeout(() => {
+        pauses.delete(timer);
+        signalGroup(node.info.pid, 'SIGCONT');
+      }, ms);
+      pauses.add(timer);
+    },
+    restart: async (id) => {
+      const i = nodeIndex(id);
+      await (started[i] as RunningNode).kill();
+      const node = await launch(layout[i] as NodeLayout, jvmArgsOf(layout[i] as NodeLayout), logLevel);
+      started[i] = node;
+      nodes[i] = node.info;
+      try {
+        await node.ready(Date.now() + (options.startTimeoutMs ?? 90_000));
+      } catch (err) {
+        await node.stop(0);
+        throw err;
+      }
+    },
+    running: (id) => (started[nodeIndex(id)] as RunningNode).running(),
   };
 }
 
@@ -498,6 +541,8 @@ interface RunningNode {
   ready(deadline: number): Promise<void>;
   running(): boolean;
   stop(graceMs: number): Promise<void>;
+  /** SIGKILL to its process group at once, as a crash; resolves when the JVM has exited. */
+  kill(): Promise<void>;
 }
 
 async function launch(node: NodeLayout, jvmArgs: string[], logLevel: LogLevel): Promise<RunningNode> {
@@ -518,6 +563,8 @@ async function launch(node: NodeLayout, jvmArgs: string[], logLevel: LogLevel): 
   });
   const stop = async (graceMs: number): Promise<void> => {
     if (isRunning(child)) {
+      // A paused node hears SIGTERM only once it runs again.
+      signalGroup(pid, 'SIGCONT');
       signalGroup(pid, 'SIGTERM');
       const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs));
       if ((await Promise.race([exited, timer])) === 'timeout') {
@@ -526,6 +573,11 @@ async function launch(node: NodeLayout, jvmArgs: string[], logLevel: LogLevel): 
       }
     }
     signalGroup(pid, 'SIGKILL'); // anything left in its group
+    process.removeListener('exit', killNow);
+  };
+  const kill = async (): Promise<void> => {
+    signalGroup(pid, 'SIGKILL');
+    await exited;
     process.removeListener('exit', killNow);
   };
   const info: ApacheKafkaNode = {
@@ -558,7 +610,7 @@ async function launch(node: NodeLayout, jvmArgs: string[], logLevel: LogLevel): 
       await sleep(250);
     }
   };
-  return { info, ready, running: () => isRunning(child), stop };
+  return { info, ready, running: () => isRunning(child), stop, kill };
 }
 
 /** Waits until node 1 lists every node as a broker (registered and unfenced), so RF = nodes works at once. */

@@ -36,6 +36,20 @@ async function withAdmin<T>(
   }
 }
 
+/** The broker id leading a partition as the cluster's metadata says, or null while none does. */
+export async function partitionLeader(
+  connection: Connection,
+  topic: string,
+  partition: number,
+  log: Log,
+): Promise<number | null> {
+  return withAdmin(connection, 'kbench-faults', log, async (admin) => {
+    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+    const leader = topics[0]?.partitions.find((p) => p.partitionId === partition)?.leader;
+    return leader === undefined || leader < 0 ? null : leader;
+  });
+}
+
 /**
  * Creates the run's topics (whatever the load driver) and waits for their leaders. `created`
  * receives each name as soon as its creation is confirmed, so a failure half-way still leaves a

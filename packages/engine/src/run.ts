@@ -132,7 +132,7 @@ export class ScenarioRun extends EventEmitter {
   private readonly profiles: ProfileStore;
   /** The target profile the scenario names, if any. */
   private readonly profile: TargetProfile | undefined;
-  /** The scenario's fault timeline, once the target is open (bundled only). */
+  /** The scenario's fault timeline, once the target is open (command faults on any target). */
   private faults: FaultTimeline | null = null;
   /** Per-second broker figures (bundled only). */
   private brokerStats: BrokerStatsMeter | null = null;

@@ -106,10 +106,10 @@ export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): Sc
     const missing = missingProgram(f.run);
     if (missing) not(`faults[${i}].run`, missing);
   });
-  if (s.faults.some((f) => f.action !== 'command') && kind !== 'bundled') {
+  if (s.faults.some((f) => f.action !== 'command') && kind !== 'bundled' && kind !== 'kafka') {
     not(
       'faults',
-      `kill, pause and restart faults need target bundled: kbench can only act on nodes it started itself (target is ${s.target}); a command fault runs on any target`,
+      `kill, pause and restart faults need target bundled or kafka: kbench can only act on nodes it started itself (target is ${s.target}); a command fault runs on any target`,
     );
   } else {
     s.faults.forEach((f, i) => {

@@ -9,6 +9,7 @@ import {
   startCluster,
 } from '@kbench/broker-native';
 import { didYouMean, type Scenario, ScenarioError, type TargetProfile, targetKind } from '@kbench/schema';
+import { partitionLeader } from './admin.js';
 import { type BundledListener, bundledListener } from './bundled-security.js';
 import { ProfileStore } from './profiles.js';
 import { type ConnectionSecurity, connectionSecurity } from './security.js';
@@ -25,7 +26,7 @@ export interface Target {
   dataDir?: string;
   /** Stops what this run started and removes its data; external targets are left untouched. */
   close(): Promise<void>;
-  /** Kills, pauses and restarts nodes: only for a cluster this run started (bundled). */
+  /** Kills, pauses and restarts nodes: only for a cluster this run started (bundled, kafka). */
   faults?: FaultController;
   /** Counters of every running node since it started: only for the bundled broker or cluster. */
   brokerStats?(): Promise<ClusterNodeStats[]>;
@@ -167,10 +168,20 @@ async function openManagedKafka(nodes: number, workDir?: string): Promise<Target
   const dataDir = await mkdtemp(path.join(workDir ?? os.tmpdir(), 'kbench-kafka-'));
   try {
     const kafka = await startApacheKafka({ dataDir, nodes });
+    // Asked of the nodes that are up, so a killed node's port is not the one tried.
+    const live = () => ({
+      bootstrap: kafka.nodes.filter((n) => kafka.running(n.id)).map((n) => n.bootstrap),
+    });
     return {
       kind: 'kafka',
       bootstrap: kafka.bootstrap.split(','),
       dataDir,
+      faults: {
+        kill: (node) => kafka.kill(node),
+        pause: (node, ms) => kafka.pause(node, ms),
+        restart: (node) => kafka.restart(node),
+        leaderOf: (topic, partition) => partitionLeader(live(), topic, partition, () => {}),
+      },
       close: async () => {
         await kafka.stop();
         await rm(dataDir, { recursive: true, force: true });
