@@ -98,7 +98,7 @@ export const FIELD_INFO: FieldInfo[] = [
     path: 'faults',
     kind: 'json',
     label: 'Faults',
-    help: 'A timeline: [{ at: 30s, action: kill|pause|restart, node: 1, for: 1s }].',
+    help: 'A timeline: [{ at: 30s, action: kill|pause|restart, node: 1, for: 1s }] on the bundled or kafka target, or [{ at: 30s, action: command, run: "kubectl delete pod kafka-1", timeout: 60s }] on any.',
     advanced: true,
   },
   {
