@@ -312,6 +312,34 @@ describe('target profiles', () => {
     expect((await call({ method: 'DELETE', url: '/api/profiles/oidc' })).statusCode).toBe(200);
   });
 
+  it('a profile is answered with its agents, their TLS, its metrics endpoints and its token masked', async () => {
+    const fleet = {
+      name: 'fleet',
+      bootstrap: 'k:9092',
+      agents: [{ address: '10.0.0.5:7755', roles: ['producers'] }, '10.0.0.6:7755'],
+      agentToken: 's3cret-token',
+      agentTls: { insecure: true },
+      metrics: [{ url: 'http://k:9404/metrics', kind: 'kafka-jmx' }],
+    };
+    const created = await call({ method: 'POST', url: '/api/profiles', payload: fleet });
+    expect(created.statusCode, created.body).toBe(201);
+    const listed = (await call({ method: 'GET', url: '/api/profiles' })).json() as Record<string, unknown>[];
+    for (const answer of [
+      created.json() as Record<string, unknown>,
+      listed.find((p) => p.name === 'fleet'),
+    ]) {
+      expect(answer?.agents).toEqual([
+        { address: '10.0.0.5:7755', roles: ['producers'] },
+        { address: '10.0.0.6:7755', roles: ['producers', 'consumers'] },
+      ]);
+      expect(answer?.agentTls).toEqual({ insecure: true });
+      expect(answer?.metrics).toEqual([{ url: 'http://k:9404/metrics', kind: 'kafka-jmx' }]);
+      expect(answer?.agentToken).not.toBe('s3cret-token');
+    }
+    expect(JSON.stringify(listed)).not.toContain('s3cret-token');
+    expect((await call({ method: 'DELETE', url: '/api/profiles/fleet' })).statusCode).toBe(200);
+  });
+
   // (Both drivers speak TLS and SASL now, so the driver is no longer refused for a SASL profile.)
   it('a run on a profile is checked against it: the rate has a ceiling', async () => {
     const fast = await call({

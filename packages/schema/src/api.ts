@@ -2,7 +2,9 @@
 // The server generates its Fastify route schemas from these with `jsonSchemaOf`, and the web app
 // types its calls with the inferred types, so neither writes the shapes again.
 import { z } from 'zod';
+import { AGENT_ROLES } from './agents.js';
 import { scenarioIssueSchema } from './errors.js';
+import type { TargetProfile } from './profile.js';
 import { RUN_STATUSES } from './run.js';
 
 /** What every 4xx answer carries: the problem, and for a bad scenario or profile each field's. */
@@ -152,6 +154,57 @@ export const profileNameParamsSchema = z.object({
 });
 /** POST /api/profiles?replace=true replaces a profile of that name. */
 export const profileSaveQuerySchema = z.strictObject({ replace: z.boolean().optional() });
+
+/**
+ * What the API shows of a profile (GET /api/profiles, POST's answer): every field of TargetProfile,
+ * secrets already masked by maskProfile; a field outside this shape would not be written, so the
+ * check below fails the build when TargetProfile gains a field this does not list.
+ */
+const text = z.string();
+export const maskedProfileSchema = z.object({
+  name: text,
+  description: text.optional(),
+  bootstrap: text,
+  tls: z
+    .object({
+      ca: text.optional(),
+      cert: text.optional(),
+      key: text.optional(),
+      passphrase: text.optional(),
+      rejectUnauthorized: z.boolean().optional(),
+      servername: text.optional(),
+    })
+    .optional(),
+  sasl: z
+    .object({
+      mechanism: text,
+      username: text.optional(),
+      password: text.optional(),
+      tokenFile: text.optional(),
+      tokenCommand: text.optional(),
+    })
+    .optional(),
+  maxRate: z.number().optional(),
+  agents: z
+    .array(z.object({ address: text, roles: z.array(z.enum(AGENT_ROLES)), name: text.optional() }))
+    .optional(),
+  agentToken: text.optional(),
+  agentTokenFile: text.optional(),
+  agentTls: z.object({ ca: text.optional(), insecure: z.boolean().optional() }).optional(),
+  metrics: z.array(z.object({ url: text, kind: text, node: text.optional() })).optional(),
+});
+type Unlisted<A, B> = Exclude<keyof A, keyof B>;
+/** Compile-time: every TargetProfile field (and of its parts) is in maskedProfileSchema. */
+export const maskedProfileCoversProfile: [
+  Unlisted<TargetProfile, z.infer<typeof maskedProfileSchema>>,
+  Unlisted<NonNullable<TargetProfile['tls']>, NonNullable<z.infer<typeof maskedProfileSchema>['tls']>>,
+  Unlisted<
+    NonNullable<TargetProfile['agentTls']>,
+    NonNullable<z.infer<typeof maskedProfileSchema>['agentTls']>
+  >,
+] extends [never, never, never]
+  ? true
+  : never = true;
 
 export const healthSchema = z.object({ ok: z.boolean(), version: z.string() });
 

@@ -3,6 +3,7 @@
 import { ProfileExistsError } from '@kbench/engine/profiles';
 import {
   deletedSchema,
+  maskedProfileSchema,
   maskProfile,
   ProfileError,
   profileNameParamsSchema,
@@ -13,38 +14,8 @@ import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http-error.js';
 import { errorResponses, requestSchema, responseSchema } from '../route-schema.js';
 
-const text = { type: 'string' } as const;
-
-/** What the API shows of a profile: every field, secrets masked; nothing else can be serialised. */
-export const maskedProfile = {
-  type: 'object',
-  required: ['name', 'bootstrap'],
-  properties: {
-    name: text,
-    description: text,
-    bootstrap: text,
-    tls: {
-      type: 'object',
-      properties: {
-        ca: text,
-        cert: text,
-        key: text,
-        passphrase: text,
-        rejectUnauthorized: { type: 'boolean' },
-        servername: text,
-      },
-    },
-    sasl: {
-      type: 'object',
-      properties: { mechanism: text, username: text, password: text, tokenFile: text, tokenCommand: text },
-    },
-    maxRate: { type: 'number' },
-    metrics: {
-      type: 'array',
-      items: { type: 'object', properties: { url: text, kind: text, node: text } },
-    },
-  },
-} as const;
+/** What the API shows of a profile: every field, secrets masked; generated from @kbench/schema. */
+export const maskedProfile = responseSchema(maskedProfileSchema);
 
 function badProfile(err: ProfileError): HttpError {
   return new HttpError(400, 'invalid profile', err.issues);
