@@ -39,7 +39,9 @@ describe('help for one command', () => {
     ]) {
       const r = await kbench(args);
       expect(r.code, args.join(' ')).toBe(0);
-      expect(r.stdout).toContain('kbench export <run-id>... --csv|--svg|--png|--json|--omb [--out DIR]');
+      expect(r.stdout).toContain(
+        'kbench export <run-id>... --csv|--svg|--png|--json|--omb|--hlog|--histograms-json [--out DIR]',
+      );
       expect(r.stdout).not.toContain('kbench run <scenario>');
       expect(r.stdout).toContain('Exit codes:');
     }
