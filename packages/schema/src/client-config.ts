@@ -3,7 +3,6 @@
 // driver does with it. A property a driver cannot honour is refused by name, never dropped.
 import { z } from 'zod';
 import { bool, integer, oneOf, size, text } from './fields.js';
-import type { Scenario } from './scenario.js';
 
 export type ClientRole = 'producers' | 'consumers';
 export type ClientDriver = 'kafkajs' | 'native';
@@ -218,7 +217,17 @@ export function clientConfigConflicts(raw: unknown): { path: string; message: st
  * The Kafka properties a resolved scenario gives its driver for a role, by name: the knobs the
  * driver honours under their Kafka names (acks=all, linger.ms=5) and the role's config.
  */
-export function scenarioClientProperties(s: Scenario, role: ClientRole): Record<string, string> {
+/**
+ * What scenarioClientProperties reads of a resolved scenario: a structural type, so this file does
+ * not import scenario.ts (which imports it for the config schema).
+ */
+export interface ClientSections {
+  driver: ClientDriver;
+  producers: { config: Record<string, unknown> };
+  consumers: { config: Record<string, unknown> };
+}
+
+export function scenarioClientProperties(s: ClientSections, role: ClientRole): Record<string, string> {
   const out: Record<string, string> = {};
   const section = s[role] as unknown as Record<string, unknown>;
   for (const [name, property] of Object.entries(CLIENT_PROPERTIES[role])) {

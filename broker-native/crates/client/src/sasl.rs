@@ -10,12 +10,11 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
 use kafka_protocol::protocol::{Request, StrBytes};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::error::{Error, Result};
 use crate::frame::{correlation_id, decode_response, read_frame, Encoder};
 use crate::scram::{ScramClient, ScramHash};
-use crate::transport::{ReadHalf, WriteHalf};
 
 const HANDSHAKE_VERSION: i16 = 1;
 /// v1: the first version with the session lifetime; every broker with SASL frames (Kafka 2.2+,
@@ -182,17 +181,18 @@ impl TokenSource {
     }
 }
 
-/// Frames of the exchange: one request, its answer, in the connection's halves.
-struct Exchange<'a> {
-    read: &'a mut ReadHalf,
-    write: &'a mut WriteHalf,
+/// Frames of the exchange: one request, its answer, in the connection's halves (any reader and
+/// writer, so this module does not name the transport's types: the transport calls it).
+struct Exchange<'a, R, W> {
+    read: &'a mut R,
+    write: &'a mut W,
     addr: &'a str,
     encoder: Encoder,
     buf: BytesMut,
 }
 
-impl Exchange<'_> {
-    async fn call<R: Request>(&mut self, version: i16, request: &R) -> Result<R::Response> {
+impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Exchange<'_, R, W> {
+    async fn call<Q: Request>(&mut self, version: i16, request: &Q) -> Result<Q::Response> {
         let asked = self.encoder.encode(version, request)?;
         self.write
             .write_all(self.encoder.frame())
@@ -207,7 +207,7 @@ impl Exchange<'_> {
                 self.addr
             )));
         }
-        decode_response::<R>(frame, version)
+        decode_response::<Q>(frame, version)
     }
 
     /// One SaslAuthenticate round: `bytes` out, the server's bytes back, or its refusal.
@@ -239,9 +239,9 @@ impl Exchange<'_> {
 }
 
 /// Authenticates a fresh connection with `sasl`.
-pub(crate) async fn authenticate(
-    read: &mut ReadHalf,
-    write: &mut WriteHalf,
+pub(crate) async fn authenticate<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
+    read: &mut R,
+    write: &mut W,
     addr: &str,
     client_id: StrBytes,
     sasl: &Sasl,
