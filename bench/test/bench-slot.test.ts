@@ -12,6 +12,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const BENCHES = [
   ['drivers', path.resolve(here, '../dist/drivers.js')],
   ['secured', path.resolve(here, '../dist/secured.js')],
+  ['gate', path.resolve(here, '../dist/gate.js')],
   ['apache-kafka', path.resolve(here, '../dist/apache-kafka.js')],
   ['whole', path.resolve(here, '../dist/main.js')],
 ];
