@@ -8,6 +8,16 @@ import type { FaultController } from './target.js';
 
 type Fault = Scenario['faults'][number];
 
+/** How often a fault's leader election is polled, and on how many of the run's partitions at most. */
+const ELECTION_POLL_MS = 20;
+const ELECTION_PARTITIONS = 256;
+
+/** ms until every partition a fault's node led had another leader, or null and why. */
+export interface LeaderElection {
+  ms: number | null;
+  note: string | null;
+}
+
 /** `leader:<topic>-<partition>` split into its parts, or null for a node id. */
 export function parseLeaderRef(
   node: number | string | undefined,
@@ -40,6 +50,8 @@ export class FaultTimeline {
   private readonly resolved = new Map<string, number>();
   /** Command faults whose command is still running. */
   private readonly commands = new Set<RunningCommand>();
+  /** The leader election each fault on a node caused, measured while the run went on. */
+  private readonly elections = new Map<FaultEvent, LeaderElection>();
 
   constructor(
     private readonly faults: Fault[],
@@ -98,6 +110,7 @@ export class FaultTimeline {
     const durationMs = fault.action === 'pause' ? (parseDurationMs(fault.for ?? '0s') ?? 0) : null;
     let node: number | null = typeof fault.node === 'number' ? fault.node : null;
     let error: string | null = null;
+    let election: Promise<LeaderElection> | null = null;
     try {
       if (!this.controller) throw new Error('kbench did not start this target: it has no nodes to act on');
       if (node === null) {
@@ -106,9 +119,12 @@ export class FaultTimeline {
         node = fault.action === 'restart' && earlier !== undefined ? earlier : await this.resolveLeader(ref);
         this.resolved.set(ref, node);
       }
+      const led = await this.partitionsLedBy(node);
+      const actedAt = performance.now();
       if (fault.action === 'kill') await this.controller.kill(node);
       else if (fault.action === 'restart') await this.controller.restart(node);
       else await this.controller.pause(node, durationMs ?? 0);
+      election = this.watchElection(node, led, actedAt, durationMs);
       const lasting = durationMs === null ? '' : ` for ${durationMs} ms`;
       this.log('info', `fault at ${t}s: ${fault.action} node ${node}${lasting}`);
     } catch (err) {
@@ -117,6 +133,63 @@ export class FaultTimeline {
     }
     const event: FaultEvent = { t, action: fault.action, target: fault.node ?? '', node, durationMs, error };
     this.record(event);
+    if (election) this.elections.set(event, await election);
+  }
+
+  /** How long the cluster took to lead a fault's node's partitions elsewhere (a fault on a node, that did not fail). */
+  leaderElection(event: FaultEvent): LeaderElection {
+    return (
+      this.elections.get(event) ?? {
+        ms: null,
+        note: event.error
+          ? 'the fault failed'
+          : event.action === 'command'
+            ? 'a command fault: kbench cannot tell what it did to leadership'
+            : `not measured for a ${event.action} fault`,
+      }
+    );
+  }
+
+  /** The run's partitions (at most ELECTION_PARTITIONS) that `node` leads now. */
+  private async partitionsLedBy(node: number): Promise<{ topic: string; partition: number }[]> {
+    const all = this.topics.flatMap((topic) =>
+      Array.from({ length: this.scenario.topics.partitions }, (_, partition) => ({ topic, partition })),
+    );
+    const led: { topic: string; partition: number }[] = [];
+    for (const p of all.slice(0, ELECTION_PARTITIONS)) {
+      const leader = await this.controller?.leaderOf(p.topic, p.partition).catch(() => null);
+      if (leader === node) led.push(p);
+    }
+    return led;
+  }
+
+  /**
+   * Polls every ELECTION_POLL_MS until each partition in `led` has a leader other than `node`: the
+   * time from the fault's action to the last such election. Ends early when the run stops, or when a
+   * paused node is back before any election.
+   */
+  private async watchElection(
+    node: number,
+    led: { topic: string; partition: number }[],
+    actedAt: number,
+    pauseMs: number | null,
+  ): Promise<LeaderElection> {
+    if (led.length === 0) return { ms: null, note: `node ${node} led none of the run's partitions` };
+    const waiting = new Set(led);
+    while (!this.stopped) {
+      for (const p of [...waiting]) {
+        const leader = await this.controller?.leaderOf(p.topic, p.partition).catch(() => null);
+        if (leader !== null && leader !== undefined && leader !== node) waiting.delete(p);
+      }
+      if (waiting.size === 0) return { ms: Math.round(performance.now() - actedAt), note: null };
+      if (pauseMs !== null && performance.now() - actedAt > pauseMs + ELECTION_POLL_MS * 5)
+        return {
+          ms: null,
+          note: `node ${node} was back after its pause and still led its partitions: no election`,
+        };
+      await new Promise((resolve) => setTimeout(resolve, ELECTION_POLL_MS));
+    }
+    return { ms: null, note: `load ended before every partition node ${node} led had a new leader` };
   }
 
   private record(event: FaultEvent): void {

@@ -30,6 +30,7 @@ import { FaultTimeline } from './faults.js';
 import { findMaxRate } from './find-max.js';
 import { Meter } from './meter.js';
 import { ProfileStore } from './profiles.js';
+import { faultRecoveries } from './recovery.js';
 import { FAULT_MARGIN_MS, SampleSchedule } from './sample-schedule.js';
 import { connectionHint, pem } from './security.js';
 import type { IntervalHistograms } from './stored-latency.js';
@@ -134,6 +135,8 @@ export class ScenarioRun extends EventEmitter {
   private readonly profile: TargetProfile | undefined;
   /** The scenario's fault timeline, once the target is open (command faults on any target). */
   private faults: FaultTimeline | null = null;
+  /** The samples' latency histograms, kept for the faults' recovery figures (runs with faults only). */
+  private readonly intervals: IntervalHistograms[] = [];
   /** Per-second broker figures (bundled only). */
   private brokerStats: BrokerStatsMeter | null = null;
   /** The profile's Prometheus endpoints, scraped on the sample tick (absent without any). */
@@ -711,7 +714,9 @@ export class ScenarioRun extends EventEmitter {
     this.samples.push(sample);
     if (!warmup && this.phase === 'warmup') this.setPhase('measuring');
     this.emit('sample', sample);
-    this.emit('histograms', { t, warmup, ...this.meter.lastHistograms } satisfies IntervalHistograms);
+    const histograms: IntervalHistograms = { t, warmup, ...this.meter.lastHistograms };
+    if (this.faults) this.intervals.push(histograms);
+    this.emit('histograms', histograms);
     this.emit('progress', this.progress());
   }
 
@@ -735,6 +740,7 @@ export class ScenarioRun extends EventEmitter {
     const summary = measured && this.findMax ? { ...measured, findMax: this.findMax } : measured;
     if (this.fleet) this.environment.agents = this.fleet.breakdown(summary?.measuredSeconds ?? 0);
     if (this.clusterMetrics) this.environment.metrics = this.clusterMetrics.describe();
+    this.measureRecoveries();
     const base = {
       environment: this.environment,
       summary,
@@ -750,6 +756,26 @@ export class ScenarioRun extends EventEmitter {
       return { ...base, status: 'failed', error: withHint(`${this.nothingMeasured()}${last}`) };
     }
     return { ...base, status, error: status === 'failed' && error !== null ? withHint(error) : error };
+  }
+
+  /** Each executed fault's recovery figures (docs/faults.md#recovery), set on its event. */
+  private measureRecoveries(): void {
+    const faults = this.faults;
+    if (!faults || faults.events.length === 0) return;
+    const rate = this.scenario.producers.rate;
+    const targetRate =
+      typeof rate === 'number' ? rate : rate === 'find-max' ? (this.findMax?.rate ?? null) : null;
+    const sampled = faultRecoveries(faults.events, {
+      samples: this.samples,
+      intervals: this.intervals,
+      targetRate,
+    });
+    faults.events.forEach((event, i) => {
+      const recovery = sampled[i];
+      if (!recovery) return;
+      const election = faults.leaderElection(event);
+      event.recovery = { ...recovery, leaderElectionMs: election.ms, leaderNote: election.note };
+    });
   }
 
   /** Why a run that ran its course has no measured sample. */

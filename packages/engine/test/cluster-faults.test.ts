@@ -49,13 +49,14 @@ describe('the bundled cluster', () => {
     const history = await History.open(path.join(workDir, 'history.duckdb'));
     const live = await startRecordedRun(
       parseScenario({
-        duration: '6s',
+        duration: '7s',
         cluster: { nodes: 3 },
         topics: { partitions: 1, replicationFactor: 3, minInsyncReplicas: 2 },
         producers: { count: 1, acks: 'all', messageSize: 100, rate: 2000 },
         faults: [
           { at: '2s', action: 'kill', node: 'leader:0-0' },
-          { at: '4s', action: 'restart', node: 'leader:0-0' },
+          // Late enough for the kill's recovery (an election takes about the 2 s session timeout).
+          { at: '5.5s', action: 'restart', node: 'leader:0-0' },
         ],
       }),
       { history, workDir },
@@ -85,6 +86,27 @@ describe('the bundled cluster', () => {
     expect(first?.logSizeBytes).toBeGreaterThanOrEqual(0);
     // While the killed node is down, samples list the other two only.
     expect(samples.some((s) => s.broker && s.broker.length === 2)).toBe(true);
+    // What the kill cost (docs/faults.md#recovery): present and plausible, within loose bounds.
+    const cost = kill?.recovery;
+    expect(cost).toBeDefined();
+    // A new leader, within the cluster's 2 s session timeout plus detection and polling.
+    expect(cost?.leaderElectionMs).toBeGreaterThan(0);
+    expect(cost?.leaderElectionMs).toBeLessThan(5000);
+    expect(cost?.leaderNote).toBeNull();
+    // Acks stopped for a while, shorter than the run.
+    expect(cost?.noAckSec).toBeGreaterThan(0);
+    expect(cost?.noAckSec).toBeLessThan(7);
+    // Throughput back to 90% of the open-loop rate before the restart.
+    expect(cost?.levelPerSec).toBe(2000);
+    expect(cost?.recoveryNote).toBeNull();
+    expect(cost?.recoverySec).toBeGreaterThanOrEqual(cost?.noAckSec ?? 0);
+    expect(cost?.recoverySec).toBeLessThan(3.5);
+    // The records that waited out the election are in the window's worst publish latency.
+    expect(cost?.publishMaxMs).toBeGreaterThan(0);
+    expect(cost?.windowEndT).toBeGreaterThan(kill?.t ?? 0);
+    // The restarted node led nothing: no election to measure, and the note says why.
+    expect(restart?.recovery?.leaderElectionMs).toBeNull();
+    expect(restart?.recovery?.leaderNote).toMatch(/led none/);
   });
 
   it('pauses a node, kills another by id and leaves it down', async () => {

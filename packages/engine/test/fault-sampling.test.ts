@@ -79,5 +79,14 @@ describe('samples around a fault', () => {
     expect(spanMs).toBeLessThanOrEqual(3000);
     // Acknowledgements resume afterwards, still inside the fine window.
     expect(samples[last + 1]?.producedRecords).toBeGreaterThan(0);
+
+    // The fault's recovery figures say the same: about a second without acknowledgements (the
+    // pause's own length, not a speed), and the level to recover to is the open-loop rate.
+    const recovery = record.faults?.[0]?.recovery;
+    expect(recovery?.noAckSec).toBeGreaterThanOrEqual(0.5);
+    expect(recovery?.noAckSec).toBeLessThanOrEqual(3);
+    expect(recovery?.levelPerSec).toBe(2000);
+    expect(recovery?.recoverySec).toBeGreaterThanOrEqual(recovery?.noAckSec ?? 0);
+    expect(recovery?.publishMaxMs).toBeGreaterThan(400);
   });
 });

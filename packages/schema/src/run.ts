@@ -129,6 +129,41 @@ export const commandOutcomeSchema = z.object({
 });
 export type CommandOutcome = z.infer<typeof commandOutcomeSchema>;
 
+/**
+ * What a fault cost, measured from the run's samples (docs/faults.md#recovery). Times are seconds from
+ * the fault's start; their resolution is the sample interval around faults (faultSampleIntervalMs,
+ * 100 ms by default). The fault's window runs from its start to `windowEndT`.
+ */
+export const faultRecoverySchema = z.object({
+  /** The end of the fault's window (seconds since load started): recovery, the next fault, or the end of load. */
+  windowEndT: z.number(),
+  /**
+   * The longest run of consecutive samples from the fault's start on in which no record was
+   * acknowledged, in seconds (to the sample interval); null without producers.
+   */
+  noAckSec: z.number().nullable(),
+  /** The level recovery is measured against: acked records/s in the 5 s before the fault, or an open-loop run's rate. */
+  levelPerSec: z.number().nullable(),
+  /** Seconds until acked throughput was back to 90% of that level and stayed there for 1 s; null with `recoveryNote` if not. */
+  recoverySec: z.number().nullable(),
+  /** Why `recoverySec` is null (no level before the fault, the run ended first, another fault came first). */
+  recoveryNote: z.string().nullable(),
+  /** The worst latencies of records acknowledged (publish) or consumed (end-to-end) in the window, from its exact histograms. */
+  publishP99Ms: z.number().nullable(),
+  publishMaxMs: z.number().nullable(),
+  e2eP99Ms: z.number().nullable(),
+  e2eMaxMs: z.number().nullable(),
+  /** Errors the clients counted in the window (failed sends, and retried requests where the driver counts those). */
+  errors: z.number(),
+  /**
+   * Bundled cluster: ms from the fault until every partition the node led had another leader, polled
+   * every 20 ms; null with `leaderNote` where that does not apply.
+   */
+  leaderElectionMs: z.number().nullable(),
+  leaderNote: z.string().nullable(),
+});
+export type FaultRecovery = z.infer<typeof faultRecoverySchema>;
+
 /** A fault of the scenario's timeline as the run executed it. */
 export const faultEventSchema = z.object({
   /** Seconds since load started, as samples' t. */
@@ -144,6 +179,8 @@ export const faultEventSchema = z.object({
   error: z.string().nullable(),
   /** What a command fault's command did (absent for other faults). */
   command: commandOutcomeSchema.optional(),
+  /** What the fault cost (absent in runs stored before it was measured). */
+  recovery: faultRecoverySchema.optional(),
 });
 export type FaultEvent = z.infer<typeof faultEventSchema>;
 
