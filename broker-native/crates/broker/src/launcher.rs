@@ -3,11 +3,13 @@
 //! kill, pause and restart a node.
 
 use crate::broker::BrokerParts;
+use crate::cluster::controller;
 use crate::cluster::node::{ClusterOptions, DEFAULT_REPLICA_LAG_MS, DEFAULT_SESSION_TIMEOUT_MS};
 use crate::config::{BrokerConfig, FsyncPolicy, Limits, Security};
 use crate::error::{Error, Result};
 use crate::lifecycle::{start_with, BrokerHandle};
 use crate::metrics::{Collect, MetricsServer};
+use crate::pause::Isolation;
 use crate::stats::StatsSnapshot;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -248,6 +250,96 @@ impl Cluster {
                 message: format!("node {id} is not running"),
             }),
         }
+    }
+
+    /// Cuts node `id` off from its peers or its clients for `ms` (None:
+    /// until `heal`); see `pause::Pause::isolate`.
+    pub async fn isolate(&self, id: i32, from: Isolation, ms: Option<i64>) -> Result<()> {
+        self.running_node(id, |h| {
+            h.cluster_node()
+                .map(|n| n.pause.isolate(from, ms))
+                .is_some()
+        })
+        .await
+    }
+
+    /// Ends node `id`'s isolation and slow disk.
+    pub async fn heal(&self, id: i32) -> Result<()> {
+        self.running_node(id, |h| {
+            h.broker()
+                .log
+                .storage_stats()
+                .slow_down(Duration::ZERO, None);
+            h.cluster_node().map(|n| n.pause.heal()).is_some()
+        })
+        .await
+    }
+
+    /// Adds `delay` to each fdatasync of node `id` for `ms` (None: until
+    /// `heal`).
+    pub async fn slow_disk(&self, id: i32, delay: Duration, ms: Option<i64>) -> Result<()> {
+        self.running_node(id, |h| {
+            h.broker().log.storage_stats().slow_down(delay, ms);
+            true
+        })
+        .await
+    }
+
+    async fn running_node(&self, id: i32, act: impl FnOnce(&BrokerHandle) -> bool) -> Result<()> {
+        let acted = match self.slot(id)?.handle.lock().await.as_ref() {
+            Some(h) => act(h),
+            None => false,
+        };
+        if acted {
+            Ok(())
+        } else {
+            Err(Error::InvalidOption {
+                name: "node",
+                message: format!("node {id} is not running"),
+            })
+        }
+    }
+
+    /// Moves leadership back to the preferred replicas (see
+    /// `controller::elect_preferred`); returns how many partitions moved.
+    pub async fn preferred_leaders(&self) -> Result<usize> {
+        for slot in &self.slots {
+            if let Some(node) = slot
+                .handle
+                .lock()
+                .await
+                .as_ref()
+                .and_then(|h| h.cluster_node().cloned())
+            {
+                let alive = node.live_nodes_now();
+                let (moved, _) = node
+                    .store
+                    .modify(|s| Ok(controller::elect_preferred(s, &alive)))?;
+                return Ok(moved);
+            }
+        }
+        Err(Error::InvalidOption {
+            name: "node",
+            message: "no node is running".into(),
+        })
+    }
+
+    /// Partitions that have node `id` among their replicas but not in
+    /// their ISR, as the cluster state says (None: no node runs).
+    pub async fn out_of_sync(&self, id: i32) -> Option<u32> {
+        for slot in &self.slots {
+            if let Some(h) = slot.handle.lock().await.as_ref() {
+                let state = h.cluster_node()?.store.read().ok()?;
+                let count = state
+                    .topics
+                    .values()
+                    .flat_map(|t| t.partitions.iter())
+                    .filter(|p| p.replicas.contains(&id) && !p.isr.contains(&id))
+                    .count();
+                return Some(count as u32);
+            }
+        }
+        None
     }
 
     /// The node that leads `topic`-`partition`, as the cluster state says.

@@ -389,6 +389,10 @@ impl<S: Transport> Connection<S> {
                 return Ok(());
             };
             let request = codec::decode_request(frame, &self.broker.apis)?;
+            // An isolated cluster node (fault injection) drops the connection.
+            if self.broker.pause.refuses(request.header.client_id.as_deref()) {
+                return Ok(());
+            }
             // A paused cluster node (fault injection) holds every request.
             if self.broker.pause.paused() {
                 tokio::select! {

@@ -1,6 +1,6 @@
 //! Cheap counters the JS handle and the binary read.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 #[derive(Debug, Default)]
@@ -22,9 +22,37 @@ pub struct StorageStats {
     pub fsyncs: AtomicU64,
     pub fsync_micros_total: AtomicU64,
     pub fsync_micros_max: AtomicU64,
+    /// Fault injection (slow-disk): microseconds added to each fdatasync,
+    /// until a wall-clock ms (i64::MAX: until healed; 0: no delay).
+    sync_delay_micros: AtomicU64,
+    sync_delay_until_ms: AtomicI64,
 }
 
 impl StorageStats {
+    /// Adds `delay` to each fdatasync from now, for `ms` (None: until
+    /// `slow_down` again with a zero delay).
+    pub fn slow_down(&self, delay: Duration, ms: Option<i64>) {
+        let micros = u64::try_from(delay.as_micros()).unwrap_or(u64::MAX);
+        let until = match ms {
+            _ if micros == 0 => 0,
+            None => i64::MAX,
+            Some(ms) => crate::clock::now_ms().saturating_add(ms.max(0)),
+        };
+        self.sync_delay_micros.store(micros, Ordering::Release);
+        self.sync_delay_until_ms.store(until, Ordering::Release);
+    }
+
+    /// Sleeps on the syncing thread for the slow-disk delay, if one is in
+    /// force. Reads no clock when none ever was.
+    pub fn slow_disk(&self) {
+        let until = self.sync_delay_until_ms.load(Ordering::Acquire);
+        if until == 0 || until <= crate::clock::now_ms() {
+            return;
+        }
+        let micros = self.sync_delay_micros.load(Ordering::Acquire);
+        std::thread::sleep(Duration::from_micros(micros));
+    }
+
     /// Counts one fdatasync that took `took`.
     pub fn record_fsync(&self, took: Duration) {
         let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);

@@ -1,8 +1,10 @@
 //! `startCluster`: N broker nodes in this process with follower replication,
-//! and the faults a scenario injects (kill, pause, restart a node).
+//! and the faults a scenario injects (kill, pause, restart, isolate a node,
+//! slow its disk, move leaders back to the preferred replicas).
 
 use crate::{to_js_error, BindingBrokerStats, BrokerLimits, BrokerSecurity};
 use kbench_broker_core::launcher::{Cluster, ClusterSpec};
+use kbench_broker_core::pause::Isolation;
 use kbench_broker_core::FsyncPolicy;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -131,6 +133,64 @@ impl BindingClusterHandle {
     #[napi]
     pub async fn restart(&self, id: i32) -> Result<()> {
         self.inner.restart(id).await.map_err(to_js_error)
+    }
+
+    /// Cuts node `id` off from its `peers` (replication both ways, heartbeats
+    /// and cluster state; clients still reach it) or its `clients` (every
+    /// connection but its peers' dropped) for `ms`, or until `heal`.
+    #[napi]
+    pub async fn isolate(&self, id: i32, from: String, ms: Option<u32>) -> Result<()> {
+        let from = match from.as_str() {
+            "peers" => Isolation::Peers,
+            "clients" => Isolation::Clients,
+            other => {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    format!("isolate from must be peers or clients (got {other:?})"),
+                ))
+            }
+        };
+        self.inner
+            .isolate(id, from, ms.map(i64::from))
+            .await
+            .map_err(to_js_error)
+    }
+
+    /// Ends node `id`'s isolation and slow disk.
+    #[napi]
+    pub async fn heal(&self, id: i32) -> Result<()> {
+        self.inner.heal(id).await.map_err(to_js_error)
+    }
+
+    /// Adds `delayMicros` to each fdatasync of node `id` for `ms`, or until
+    /// `heal`.
+    #[napi]
+    pub async fn slow_disk(&self, id: i32, delay_micros: u32, ms: Option<u32>) -> Result<()> {
+        self.inner
+            .slow_disk(
+                id,
+                std::time::Duration::from_micros(u64::from(delay_micros)),
+                ms.map(i64::from),
+            )
+            .await
+            .map_err(to_js_error)
+    }
+
+    /// Moves leadership back to the preferred replicas; how many partitions moved.
+    #[napi]
+    pub async fn preferred_leaders(&self) -> Result<u32> {
+        self.inner
+            .preferred_leaders()
+            .await
+            .map(|n| n as u32)
+            .map_err(to_js_error)
+    }
+
+    /// Partitions with node `id` among their replicas but not in their ISR
+    /// (null when no node runs).
+    #[napi]
+    pub async fn out_of_sync(&self, id: i32) -> Option<u32> {
+        self.inner.out_of_sync(id).await
     }
 
     /// The node leading `topic`-`partition`, or null while none does.

@@ -70,6 +70,27 @@ pub fn handle_liveness(state: &mut ClusterState, alive: &BTreeSet<i32>) -> usize
     elections
 }
 
+/// Moves leadership back to each partition's preferred replica (the first
+/// in its replica list, as Kafka's preferred leader election does) where
+/// that replica is alive, in sync and not leading. Returns how many
+/// partitions changed leader.
+pub fn elect_preferred(state: &mut ClusterState, alive: &BTreeSet<i32>) -> usize {
+    let mut elections = 0;
+    for topic in state.topics.values_mut() {
+        for p in topic.partitions.iter_mut() {
+            let Some(&preferred) = p.replicas.first() else {
+                continue;
+            };
+            if p.leader != preferred && alive.contains(&preferred) && p.isr.contains(&preferred) {
+                p.leader = preferred;
+                p.leader_epoch += 1;
+                elections += 1;
+            }
+        }
+    }
+    elections
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +154,30 @@ mod tests {
         handle_liveness(&mut s, &alive(&[1, 2]));
         let p = s.partition("t", 0).unwrap();
         assert_eq!((p.leader, p.leader_epoch, p.isr.clone()), (1, 2, vec![1]));
+    }
+
+    #[test]
+    fn preferred_election_needs_the_preferred_replica_alive_and_in_sync() {
+        let mut s = state_with(vec![
+            new_partition(vec![1, 2, 3]),
+            new_partition(vec![2, 3, 1]),
+            new_partition(vec![3, 1, 2]),
+        ]);
+        for i in 0..3 {
+            let p = s.partition_mut("t", i).unwrap();
+            p.leader = p.replicas[1];
+        }
+        s.partition_mut("t", 2).unwrap().isr = vec![1, 2];
+        assert_eq!(elect_preferred(&mut s, &alive(&[1, 3])), 1);
+        let leaders: Vec<(i32, i32)> = (0..3)
+            .map(|i| {
+                s.partition("t", i)
+                    .map(|p| (p.leader, p.leader_epoch))
+                    .unwrap()
+            })
+            .collect();
+        // 2 is dead and 3 out of sync: only partition 0 moves back.
+        assert_eq!(leaders, vec![(1, 1), (3, 0), (1, 0)]);
+        assert_eq!(elect_preferred(&mut s, &alive(&[1, 3])), 0);
     }
 }

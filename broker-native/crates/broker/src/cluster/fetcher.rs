@@ -7,7 +7,7 @@
 use super::replica::PartitionRole;
 use super::state::NodeInfo;
 use crate::error::{Error, Result};
-use crate::pause::Pause;
+use crate::pause::{Pause, REPLICA_CLIENT_PREFIX};
 use crate::stats::ClusterStats;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, TopicName};
@@ -55,13 +55,16 @@ pub struct Follower {
 
 /// Replicates from `leader` until `follow`'s sender is dropped.
 pub async fn run(me: Follower, leader: i32, mut follow: watch::Receiver<Follow>) {
-    let options = ConnectOptions::new(StrBytes::from_string(format!("kbench-replica-{}", me.id)))
-        .with_connect_timeout(CONNECT_TIMEOUT)
-        .with_backoff(BACKOFF);
+    let options = ConnectOptions::new(StrBytes::from_string(format!(
+        "{REPLICA_CLIENT_PREFIX}{}",
+        me.id
+    )))
+    .with_connect_timeout(CONNECT_TIMEOUT)
+    .with_backoff(BACKOFF);
     // The last wait after a failed connect, while connects keep failing.
     let mut waited = None;
     loop {
-        me.pause.wait().await;
+        me.pause.wait_peers().await;
         if follow.borrow_and_update().targets.is_empty() {
             if follow.changed().await.is_err() {
                 return;
@@ -88,7 +91,7 @@ pub async fn run(me: Follower, leader: i32, mut follow: watch::Receiver<Follow>)
         };
         waited = None;
         loop {
-            me.pause.wait().await;
+            me.pause.wait_peers().await;
             let current = follow.borrow_and_update().targets.clone();
             if current.is_empty() {
                 break;

@@ -452,7 +452,8 @@ pub fn spawn(node: Arc<ClusterNode>, log: Arc<Log>) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut last_beat = 0;
         loop {
-            node.pause.wait().await;
+            // Paused, or cut off from its peers: no heartbeat, state or ISR writes.
+            node.pause.wait_peers().await;
             let log = log.clone();
             let n = node.clone();
             let beat = now_ms() - last_beat >= 100;

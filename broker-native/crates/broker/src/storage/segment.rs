@@ -228,7 +228,10 @@ impl Segment {
         if self.unsynced.swap(false, Ordering::AcqRel) {
             let started = std::time::Instant::now();
             match self.file().and_then(|f| Ok(f.sync_data()?)) {
-                Ok(()) => stats.record_fsync(started.elapsed()),
+                Ok(()) => {
+                    stats.slow_disk(); // fault injection: a slow-disk delay, if any
+                    stats.record_fsync(started.elapsed());
+                }
                 Err(_) if self.deleted.load(Ordering::Acquire) => {}
                 Err(e) => {
                     self.unsynced.store(true, Ordering::Release);
