@@ -218,6 +218,34 @@ describe('starting a run with a bad scenario', () => {
     ]);
   });
 
+  it('names the fault field: an unknown action, a node the cluster lacks, a bundled-only kind elsewhere', async () => {
+    const post = (scenario: unknown) => call({ method: 'POST', url: '/api/runs', payload: { scenario } });
+    const unknown = await post({ faults: [{ at: '1s', action: 'partition', node: 1 }] });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().issues).toEqual([
+      {
+        path: 'faults[0].action',
+        message:
+          'must be one of kill, pause, restart, isolate, heal, slow-disk, rolling-restart, preferred-leaders, command (got "partition")',
+      },
+    ]);
+    const missing = await post({
+      cluster: { nodes: 3 },
+      faults: [
+        { at: '1s', action: 'isolate', node: 1 },
+        { at: '1s', action: 'heal', node: 1 },
+        { at: '2s', action: 'slow-disk', node: 4, delay: '5ms' },
+      ],
+    });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json().issues).toEqual([
+      { path: 'faults[2].node', message: 'node 4 does not exist: cluster.nodes is 3' },
+    ]);
+    const kafka = await post({ target: 'kafka', faults: [{ at: '1s', action: 'preferred-leaders' }] });
+    expect(kafka.statusCode).toBe(400);
+    expect(kafka.json().issues.map((i: { path: string }) => i.path)).toEqual(['faults[0].action']);
+  });
+
   it('reports a YAML syntax error', async () => {
     const res = await call({ method: 'POST', url: '/api/runs', payload: { yaml: 'producers: [1, 2' } });
     expect(res.statusCode).toBe(400);

@@ -1,16 +1,25 @@
-// The fault timeline: kill, pause and restart nodes of a cluster the run started, and run the
-// user's commands, at set times from the start of load. Every fault is recorded, a failed one with
+// The fault timeline: kill, pause, restart, isolate nodes of a cluster the run started, slow their
+// disks, restart them in turn, move leaders back, and run the user's commands, at set times from the
+// start of load. Every fault is recorded, a failed one with
 // its error; none ends the run.
-import { COMMAND_TIMEOUT_MS, type FaultEvent, parseDurationMs, type Scenario } from '@kbench/schema';
+import {
+  COMMAND_TIMEOUT_MS,
+  type FaultEvent,
+  parseDurationMs,
+  type RollingStep,
+  type Scenario,
+} from '@kbench/schema';
 import { type RunningCommand, startCommand } from './command-fault.js';
 import type { Log } from './drivers/kafkajs/client.js';
-import type { FaultController } from './target.js';
+import type { BundledFaults, FaultController } from './target.js';
 
 type Fault = Scenario['faults'][number];
 
 /** How often a fault's leader election is polled, and on how many of the run's partitions at most. */
 const ELECTION_POLL_MS = 20;
 const ELECTION_PARTITIONS = 256;
+/** How long a rolling restart waits for each node to be back in the ISR of all its partitions. */
+export const ROLLING_WAIT_MS = 30_000;
 
 /** ms until every partition a fault's node led had another leader, or null and why. */
 export interface LeaderElection {
@@ -106,8 +115,11 @@ export class FaultTimeline {
 
   private async execute(fault: Fault): Promise<void> {
     if (fault.action === 'command') return this.runCommand(fault);
+    if (fault.action === 'rolling-restart') return this.rollingRestart();
+    if (fault.action === 'preferred-leaders') return this.preferredLeaders();
     const t = this.now();
-    const durationMs = fault.action === 'pause' ? (parseDurationMs(fault.for ?? '0s') ?? 0) : null;
+    const lasts = fault.action === 'pause' || fault.action === 'isolate' || fault.action === 'slow-disk';
+    const durationMs = lasts && fault.for !== undefined ? (parseDurationMs(fault.for) ?? 0) : null;
     let node: number | null = typeof fault.node === 'number' ? fault.node : null;
     let error: string | null = null;
     let election: Promise<LeaderElection> | null = null;
@@ -116,17 +128,36 @@ export class FaultTimeline {
       if (node === null) {
         const ref = String(fault.node);
         const earlier = this.resolved.get(ref);
-        node = fault.action === 'restart' && earlier !== undefined ? earlier : await this.resolveLeader(ref);
+        const returning = fault.action === 'restart' || fault.action === 'heal';
+        node = returning && earlier !== undefined ? earlier : await this.resolveLeader(ref);
         this.resolved.set(ref, node);
       }
-      const led = await this.partitionsLedBy(node);
+      // Only these move leadership: an isolated node stops heart-beating to its peers.
+      const moves =
+        fault.action === 'kill' ||
+        fault.action === 'pause' ||
+        fault.action === 'restart' ||
+        (fault.action === 'isolate' && (fault.from ?? 'peers') === 'peers');
+      const led = moves ? await this.partitionsLedBy(node) : [];
       const actedAt = performance.now();
+      const lasting = durationMs === null ? undefined : durationMs;
       if (fault.action === 'kill') await this.controller.kill(node);
       else if (fault.action === 'restart') await this.controller.restart(node);
-      else await this.controller.pause(node, durationMs ?? 0);
-      election = this.watchElection(node, led, actedAt, durationMs);
-      const lasting = durationMs === null ? '' : ` for ${durationMs} ms`;
-      this.log('info', `fault at ${t}s: ${fault.action} node ${node}${lasting}`);
+      else if (fault.action === 'pause') await this.controller.pause(node, durationMs ?? 0);
+      else if (fault.action === 'isolate') await this.bundled().isolate(node, fault.from ?? 'peers', lasting);
+      else if (fault.action === 'heal') await this.bundled().heal(node);
+      else await this.bundled().slowDisk(node, (parseDurationMs(fault.delay) ?? 0) * 1000, lasting);
+      election = moves
+        ? this.watchElection(node, led, actedAt, durationMs)
+        : Promise.resolve({ ms: null, note: `a ${fault.action} moves no leader by itself` });
+      const what =
+        fault.action === 'isolate'
+          ? ` from ${fault.from ?? 'peers'}`
+          : fault.action === 'slow-disk'
+            ? `: ${fault.delay} added to each fdatasync`
+            : '';
+      const lasts_ = durationMs === null ? '' : ` for ${durationMs} ms`;
+      this.log('info', `fault at ${t}s: ${fault.action} node ${node}${what}${lasts_}`);
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
       this.log('warn', `fault at ${t}s: ${fault.action} ${fault.node} failed: ${error}`);
@@ -136,16 +167,107 @@ export class FaultTimeline {
     if (election) this.elections.set(event, await election);
   }
 
+  /** The bundled cluster's own faults, or why this target has none. */
+  private bundled(): BundledFaults {
+    const bundled = this.controller?.bundled;
+    if (!bundled)
+      throw new Error('only the bundled cluster takes this fault (kbench runs its nodes in this process)');
+    return bundled;
+  }
+
+  /**
+   * Restarts every node in turn, the next only once the one before is back in the ISR of all its
+   * partitions (at most ROLLING_WAIT_MS each). One event, with each node's times.
+   */
+  private async rollingRestart(): Promise<void> {
+    const t = this.now();
+    const steps: RollingStep[] = [];
+    let error: string | null = null;
+    try {
+      const bundled = this.bundled();
+      for (const node of bundled.nodes()) {
+        if (this.stopped) break;
+        const step: RollingStep = { node, t: this.now(), upT: null, inSyncT: null, error: null };
+        steps.push(step);
+        try {
+          await this.controller?.restart(node);
+          step.upT = this.now();
+          const deadline = performance.now() + ROLLING_WAIT_MS;
+          while (!this.stopped) {
+            if ((await bundled.outOfSync(node)) === 0) {
+              step.inSyncT = this.now();
+              break;
+            }
+            if (performance.now() > deadline)
+              throw new Error(
+                `node ${node} was not back in the ISR of all its partitions within ${ROLLING_WAIT_MS / 1000} s`,
+              );
+            await new Promise((resolve) => setTimeout(resolve, ELECTION_POLL_MS * 5));
+          }
+        } catch (err) {
+          step.error = err instanceof Error ? err.message : String(err);
+          error = `node ${node}: ${step.error}; the nodes after it were not restarted`;
+          break;
+        }
+      }
+      if (!error && this.stopped && steps.length < bundled.nodes().length)
+        error = `load ended after ${steps.length} of ${bundled.nodes().length} nodes`;
+    } catch (err) {
+      error = err instanceof Error ? err.message : String(err);
+    }
+    this.log(
+      error ? 'warn' : 'info',
+      `fault at ${t}s: rolling-restart ${error ?? `of ${steps.length} nodes done`}`,
+    );
+    const event: FaultEvent = {
+      t,
+      action: 'rolling-restart',
+      target: '',
+      node: null,
+      durationMs: null,
+      error,
+      steps,
+    };
+    this.elections.set(event, { ms: null, note: 'a rolling restart: see its steps for each node' });
+    this.record(event);
+  }
+
+  /** Moves leadership back to the preferred replicas (the bundled controller's preferred election). */
+  private async preferredLeaders(): Promise<void> {
+    const t = this.now();
+    let error: string | null = null;
+    let moved: number | undefined;
+    try {
+      moved = await this.bundled().preferredLeaders();
+      this.log('info', `fault at ${t}s: preferred-leaders moved ${moved} partition(s) back`);
+    } catch (err) {
+      error = err instanceof Error ? err.message : String(err);
+      this.log('warn', `fault at ${t}s: preferred-leaders failed: ${error}`);
+    }
+    const event: FaultEvent = {
+      t,
+      action: 'preferred-leaders',
+      target: '',
+      node: null,
+      durationMs: null,
+      error,
+      ...(moved === undefined ? {} : { moved }),
+    };
+    this.elections.set(event, { ms: null, note: 'a preferred leader election: leaders move by design' });
+    this.record(event);
+  }
+
   /** How long the cluster took to lead a fault's node's partitions elsewhere (a fault on a node, that did not fail). */
   leaderElection(event: FaultEvent): LeaderElection {
     return (
       this.elections.get(event) ?? {
         ms: null,
-        note: event.error
-          ? 'the fault failed'
-          : event.action === 'command'
+        note:
+          event.action === 'command'
             ? 'a command fault: kbench cannot tell what it did to leadership'
-            : `not measured for a ${event.action} fault`,
+            : event.error
+              ? 'the fault failed'
+              : `not measured for a ${event.action} fault`,
       }
     );
   }

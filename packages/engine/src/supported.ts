@@ -1,7 +1,9 @@
 // What this engine can run today. A scenario asking for more is refused up front, by field,
 // rather than run as something it is not.
 import {
+  BUNDLED_ONLY_FAULTS,
   expandSweep,
+  FAULT_ACTIONS,
   ProfileError,
   type Scenario,
   ScenarioError,
@@ -109,9 +111,16 @@ export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): Sc
   if (s.faults.some((f) => f.action !== 'command') && kind !== 'bundled' && kind !== 'kafka') {
     not(
       'faults',
-      `kill, pause and restart faults need target bundled or kafka: kbench can only act on nodes it started itself (target is ${s.target}); a command fault runs on any target`,
+      `${FAULT_ACTIONS.join(', ')} faults need target bundled or kafka: kbench can only act on nodes it started itself (target is ${s.target}); a command fault runs on any target`,
     );
   } else {
+    s.faults.forEach((f, i) => {
+      if (kind === 'kafka' && (BUNDLED_ONLY_FAULTS as readonly string[]).includes(f.action))
+        not(
+          `faults[${i}].action`,
+          `${f.action} needs target bundled: only the bundled cluster, which runs in kbench's process, takes ${BUNDLED_ONLY_FAULTS.join(', ')}; the kafka target takes kill, pause, restart and command`,
+        );
+    });
     s.faults.forEach((f, i) => {
       const leader = parseLeaderRef(f.node);
       if (typeof f.node === 'number' && f.node > s.cluster.nodes)

@@ -39,6 +39,24 @@ export interface FaultController {
   restart(node: number): Promise<void>;
   /** The node leading a partition, or null while none does. */
   leaderOf(topic: string, partition: number): Promise<number | null>;
+  /** The bundled cluster's own faults (docs/scenarios.md#faults); absent on the managed Apache Kafka target. */
+  bundled?: BundledFaults;
+}
+
+/** Faults only the bundled cluster can inject: it runs in this process. */
+export interface BundledFaults {
+  /** Cuts a node off from its peers or its clients for `ms`, or until `heal` (ms undefined). */
+  isolate(node: number, from: 'peers' | 'clients', ms: number | undefined): Promise<void>;
+  /** Ends a node's isolation and slow disk. */
+  heal(node: number): Promise<void>;
+  /** Adds `delayMicros` to each fdatasync of a node for `ms`, or until `heal`. */
+  slowDisk(node: number, delayMicros: number, ms: number | undefined): Promise<void>;
+  /** Moves leadership back to the preferred replicas; how many partitions moved. */
+  preferredLeaders(): Promise<number>;
+  /** Partitions with the node among their replicas but not in their ISR (null when no node runs). */
+  outOfSync(node: number): Promise<number | null>;
+  /** The cluster's node ids. */
+  nodes(): number[];
 }
 
 /** True when a bundled scenario needs the in-process cluster rather than the single broker. */
@@ -147,6 +165,14 @@ async function openBundledCluster(
       pause: (node, ms) => cluster.pause(node, ms),
       restart: (node) => cluster.restart(node),
       leaderOf: (topic, partition) => cluster.leaderOf(topic, partition),
+      bundled: {
+        isolate: (node, from, ms) => cluster.isolate(node, from, ms),
+        heal: (node) => cluster.heal(node),
+        slowDisk: (node, delayMicros, ms) => cluster.slowDisk(node, delayMicros, ms),
+        preferredLeaders: () => cluster.preferredLeaders(),
+        outOfSync: (node) => cluster.outOfSync(node),
+        nodes: () => Array.from({ length: scenario.cluster.nodes }, (_, i) => i + 1),
+      },
     },
     brokerStats: () => cluster.stats(),
     close: async () => {

@@ -3,7 +3,7 @@
 // schemas are generated from it (`jsonSchemaOf`), so the web app and the API read the same shape.
 import { z } from 'zod';
 import { agentsRunSchema } from './agents.js';
-import type { Scenario } from './scenario.js';
+import { COMMAND_FAULT, FAULT_ACTIONS, type Scenario } from './scenario.js';
 
 export const RUN_STATUSES = ['running', 'completed', 'stopped', 'failed', 'aborted'] as const;
 /** completed: ran its course; stopped: a person stopped it; failed: an error ended it; aborted: its process died. */
@@ -164,21 +164,37 @@ export const faultRecoverySchema = z.object({
 });
 export type FaultRecovery = z.infer<typeof faultRecoverySchema>;
 
+/** One node of a rolling restart: when it was restarted, and when it was back in every ISR. */
+export const rollingStepSchema = z.object({
+  node: z.number(),
+  /** Seconds since load started: the restart began, the node answered again, it was in the ISR of all its partitions. */
+  t: z.number(),
+  upT: z.number().nullable(),
+  inSyncT: z.number().nullable(),
+  /** Why the step failed (the node did not start, or was not back in sync within the bound), or null. */
+  error: z.string().nullable(),
+});
+export type RollingStep = z.infer<typeof rollingStepSchema>;
+
 /** A fault of the scenario's timeline as the run executed it. */
 export const faultEventSchema = z.object({
   /** Seconds since load started, as samples' t. */
   t: z.number(),
-  action: z.enum(['kill', 'pause', 'restart', 'command']),
+  action: z.enum([...FAULT_ACTIONS, COMMAND_FAULT]),
   /** As the scenario wrote it: a node id or leader:<topic>-<partition>; a command fault's command line. */
   target: z.union([z.number(), z.string()]),
   /** The node acted on, or null when it could not be resolved. */
   node: z.number().nullable(),
-  /** How long a pause lasts, in ms; null for kill and restart. */
+  /** How long a pause, isolate or slow-disk lasts, in ms; null for the others and until a heal. */
   durationMs: z.number().nullable(),
   /** Why the fault failed, or null. */
   error: z.string().nullable(),
   /** What a command fault's command did (absent for other faults). */
   command: commandOutcomeSchema.optional(),
+  /** A rolling restart's nodes in turn (absent for other faults). */
+  steps: z.array(rollingStepSchema).optional(),
+  /** A preferred-leaders fault: how many partitions moved back to their preferred replica. */
+  moved: z.number().optional(),
   /** What the fault cost (absent in runs stored before it was measured). */
   recovery: faultRecoverySchema.optional(),
 });

@@ -17,7 +17,23 @@ export const ACKS = [0, 1, 'all'] as const;
 export const COMPRESSION = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 export const DRIVERS = ['kafkajs', 'native'] as const;
 export const START_AT = ['latest', 'earliest', 'backlog'] as const;
-export const FAULT_ACTIONS = ['kill', 'pause', 'restart'] as const;
+/** Fault actions on one node (faults[].node) of a cluster kbench started (docs/faults.md). */
+export const NODE_FAULT_ACTIONS = ['kill', 'pause', 'restart', 'isolate', 'heal', 'slow-disk'] as const;
+/** Fault actions on the whole cluster kbench started (no node). */
+export const CLUSTER_FAULT_ACTIONS = ['rolling-restart', 'preferred-leaders'] as const;
+export const FAULT_ACTIONS = [...NODE_FAULT_ACTIONS, ...CLUSTER_FAULT_ACTIONS] as const;
+/** Faults only the bundled cluster can inject (the managed Apache Kafka target takes kill, pause, restart). */
+export const BUNDLED_ONLY_FAULTS = [
+  'isolate',
+  'heal',
+  'slow-disk',
+  'rolling-restart',
+  'preferred-leaders',
+] as const;
+/** Who an isolate fault cuts a node off from (faults[].from). */
+export const ISOLATE_FROM = ['peers', 'clients'] as const;
+/** A slow-disk fault's delay added to each fdatasync (faults[].delay). */
+export const SLOW_DISK_DELAY_MS = { min: 1, max: 10_000 } as const;
 /** The fault that runs the user's own command (faults[].run) on this machine, on any target. */
 export const COMMAND_FAULT = 'command';
 /** The longest a command fault may run before it is killed (faults[].timeout), and its default. */
@@ -161,6 +177,10 @@ const fault = closedObject('faults.*', {
     })
     .optional(),
   for: duration().optional(),
+  /** An isolate fault's side: the node's peers (replication, cluster upkeep) or its clients. */
+  from: oneOf(ISOLATE_FROM).optional(),
+  /** A slow-disk fault's delay added to each fdatasync. */
+  delay: duration({ min: SLOW_DISK_DELAY_MS.min, max: SLOW_DISK_DELAY_MS.max }).optional(),
   /** A command fault's command line, run by /bin/sh on this machine. */
   run: text().optional(),
   /** How long a command fault may run before its process group is killed. */
@@ -324,24 +344,26 @@ export const scenarioSchema = scenarioShape.transform((s, ctx): Scenario => {
         at('for', 'only pause takes for; a command runs until it exits or its timeout');
       return;
     }
-    if (f.node === undefined)
+    const onNode = (NODE_FAULT_ACTIONS as readonly string[]).includes(f.action);
+    if (onNode && f.node === undefined)
       at('node', `a ${f.action} needs node: a node id 1 to 5 or leader:<topic>-<partition>`);
+    if (!onNode && f.node !== undefined)
+      at('node', `a ${f.action} acts on every node of the cluster: leave node out`);
     if (f.run !== undefined) at('run', `only a command fault takes run (action is ${f.action})`);
     if (f.timeout !== undefined) at('timeout', `only a command fault takes timeout (action is ${f.action})`);
-    if (f.action === 'pause' && f.for === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['faults', i, 'for'],
-        message: 'a pause needs for: how long the node stays paused (e.g. 1s)',
-      });
-    }
-    if (f.action !== 'pause' && f.for !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['faults', i, 'for'],
-        message: `only pause takes for; a ${f.action} lasts until a later fault (restart) or the end of the run`,
-      });
-    }
+    if (f.action !== 'isolate' && f.from !== undefined)
+      at('from', `only isolate takes from (action is ${f.action})`);
+    if (f.action === 'slow-disk' && f.delay === undefined)
+      at('delay', 'a slow-disk needs delay: the time added to each fdatasync (e.g. 5ms)');
+    if (f.action !== 'slow-disk' && f.delay !== undefined)
+      at('delay', `only slow-disk takes delay (action is ${f.action})`);
+    if (f.action === 'pause' && f.for === undefined)
+      at('for', 'a pause needs for: how long the node stays paused (e.g. 1s)');
+    if (!['pause', 'isolate', 'slow-disk'].includes(f.action) && f.for !== undefined)
+      at(
+        'for',
+        `only pause, isolate and slow-disk take for; a ${f.action} lasts until a later fault (restart, heal) or the end of the run`,
+      );
   });
   if (s.consumers.startAt === 'backlog' && s.consumers.backlog === 0) {
     ctx.addIssue({

@@ -150,8 +150,74 @@ describe('scenario errors name the field and the allowed values', () => {
       })[0],
     ).toEqual({
       path: 'faults[1].action',
-      message: 'must be one of kill, pause, restart, command (got "explode")',
+      message:
+        'must be one of kill, pause, restart, isolate, heal, slow-disk, rolling-restart, preferred-leaders, command (got "explode")',
     });
+  });
+
+  it('the bundled cluster faults: isolate, heal, slow-disk, rolling-restart, preferred-leaders', () => {
+    const ok = parseScenario({
+      cluster: { nodes: 3 },
+      faults: [
+        { at: '1s', action: 'isolate', node: 2, from: 'clients', for: '2s' },
+        { at: '1s', action: 'isolate', node: 'leader:0-0' },
+        { at: '2s', action: 'heal', node: 'leader:0-0' },
+        { at: '3s', action: 'slow-disk', node: 1, delay: '20ms', for: '1s' },
+        { at: '4s', action: 'rolling-restart' },
+        { at: '5s', action: 'preferred-leaders' },
+      ],
+    });
+    expect(ok.faults.map((f) => f.action)).toEqual([
+      'isolate',
+      'isolate',
+      'heal',
+      'slow-disk',
+      'rolling-restart',
+      'preferred-leaders',
+    ]);
+    expect(ok.faults[3]?.delay).toBe('20ms');
+    expect(
+      issuesOf({
+        faults: [
+          { at: '1s', action: 'isolate', node: 1, from: 'everyone' },
+          { at: '1s', action: 'slow-disk', node: 1, delay: '20s' },
+        ],
+      }),
+    ).toEqual([
+      { path: 'faults[0].from', message: 'must be one of peers, clients (got "everyone")' },
+      { path: 'faults[1].delay', message: 'must be from 1ms to 10s (got "20s")' },
+    ]);
+    // The rules across a fault's fields, once every field is valid on its own.
+    expect(
+      issuesOf({
+        faults: [
+          { at: '1s', action: 'isolate', node: 1 },
+          { at: '1s', action: 'slow-disk', node: 1 },
+          { at: '1s', action: 'heal', node: 1 },
+          { at: '1s', action: 'rolling-restart', node: 1 },
+          { at: '1s', action: 'heal', node: 1, for: '1s' },
+          { at: '1s', action: 'kill', node: 1, delay: '5ms', from: 'peers' },
+          { at: '1s', action: 'preferred-leaders', run: 'true' },
+        ],
+      }),
+    ).toEqual([
+      {
+        path: 'faults[1].delay',
+        message: 'a slow-disk needs delay: the time added to each fdatasync (e.g. 5ms)',
+      },
+      {
+        path: 'faults[3].node',
+        message: 'a rolling-restart acts on every node of the cluster: leave node out',
+      },
+      {
+        path: 'faults[4].for',
+        message:
+          'only pause, isolate and slow-disk take for; a heal lasts until a later fault (restart, heal) or the end of the run',
+      },
+      { path: 'faults[5].from', message: 'only isolate takes from (action is kill)' },
+      { path: 'faults[5].delay', message: 'only slow-disk takes delay (action is kill)' },
+      { path: 'faults[6].run', message: 'only a command fault takes run (action is preferred-leaders)' },
+    ]);
   });
 
   it('replication beyond the bundled cluster size', () => {
