@@ -1,5 +1,6 @@
 // The run page shows what `kbench run` prints: every percentile, bytes on the wire, how hard the load
-// generator worked (with the warning when it set the pace) and the faults executed; a run that
+// generator worked (with the warning when it set the pace) and the faults executed with what each
+// cost (a table and a band on the charts); a run that
 // measured nothing shows as failed, with the reason; a bundled run over SASL_SSL shows how it connected;
 // a run sampled every 200 ms shows its latency heatmaps and offers its histograms for download.
 import { join } from 'node:path';
@@ -74,8 +75,24 @@ test('the run page shows the percentiles, wire MB/s, the load generator and the 
   else await expect(page.getByTestId('client-pace-warning')).toHaveCount(0);
   await expect(page.getByTestId('fault-row')).toHaveText([
     /^\d+\.\d s\s*command "echo e2e-marker": exit 0 after [\d.]+ s/,
-    /^\d+\.\d s\s*pause node 2 for 300 ms$/,
+    /^\d+\.\d s\s*pause node 2 for 300 ms\d/,
   ]);
+  // What each fault cost (docs/scenarios.md#recovery-figures): a column per figure in the table...
+  await expect(page.getByTestId('faults').locator('th')).toContainText([
+    'without acks',
+    'back after',
+    'new leader',
+  ]);
+  await expect(page.getByTestId('fault-no-ack')).toHaveText([/^\d+\.\d s$/, /^\d+\.\d s$/]);
+  await expect(page.getByTestId('fault-recovered')).toHaveText([
+    /^(\d+\.\d s|not back)$/,
+    /^(\d+\.\d s|not back)$/,
+  ]);
+  await expect(page.getByTestId('fault-leader')).toHaveText(['–', /^(–|\d+ ms)$/]);
+  // ...and a red band on the time charts from each fault to its recovery (beside the grey warm-up).
+  const band = '[fill="rgb(220,38,38)"][fill-opacity="0.1"]';
+  await expect(page.getByTestId('chart-throughput').locator(band).first()).toBeVisible();
+  await expect(page.getByTestId('chart-latency').locator(band).first()).toBeVisible();
   // The command's output is under its row, folded until opened.
   const output = page.getByTestId('fault-output');
   await output.locator('summary').click();

@@ -13,6 +13,7 @@ import {
   type RunListItem,
   type RunRecord,
   type RunSummary,
+  recoveryText,
 } from '@kbench/schema';
 
 export function fmtNumber(n: number, digits = 0): string {
@@ -160,7 +161,8 @@ export function faultsText(faults: FaultEvent[] | undefined): string {
   if (!faults || faults.length === 0) return '';
   const line = (f: FaultEvent) => {
     const output = commandOutputText(f).replace(/^/gm, '        ');
-    return `  ${fmtNumber(f.t, 1)} s  ${faultText(f)}${output ? `\n${output}` : ''}`;
+    const recovery = recoveryText(f);
+    return `  ${fmtNumber(f.t, 1)} s  ${faultText(f)}${recovery ? `\n        recovery: ${recovery}` : ''}${output ? `\n${output}` : ''}`;
   };
   return `\nfaults executed:\n${faults.map(line).join('\n')}`;
 }

@@ -108,7 +108,7 @@ Options of trend:
   --svg DIR, --png DIR    write a chart per figure (kbench-trend-<figure>.svg), as the Trends page draws it
 
 Options of export:
-  --csv                   samples and summary as CSV
+  --csv                   samples and summary as CSV, and a run's faults
   --svg, --png            every chart of the run (several ids: the comparison charts)
   --json                  the stored run as JSON
   --omb                   the run as an OpenMessaging Benchmark result (for its charting scripts)

@@ -1,5 +1,5 @@
 // A `command` fault through the spawned CLI: refused up front with exit 2 naming the field, and
-// once run, its exit code and output shown by `kbench show`.
+// once run, its exit code, output and recovery figures shown by `kbench show` and --json.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,5 +54,14 @@ describe('kbench run with a command fault', () => {
       /faults executed:\n +\d+\.\d s {2}command "echo deleted pod; exit 4": exit 4 after/,
     );
     expect(show.stdout).toContain('        stdout:\n        deleted pod');
+    // Its recovery figures (docs/scenarios.md#recovery-figures): in --json, and a line under it in
+    // `kbench show`, the same text `kbench run` prints.
+    const recovery = record.faults[0].recovery;
+    expect(recovery.noAckSec).toBeGreaterThanOrEqual(0);
+    expect(recovery.noAckSec).toBeLessThan(3);
+    expect(recovery.windowEndT).toBeGreaterThan(record.faults[0].t);
+    expect(recovery.errors).toBe(0);
+    expect(recovery.leaderElectionMs).toBeNull();
+    expect(show.stdout).toMatch(/exit 4 after [\d.]+ s\n {8}recovery: [\d.]+ s without acks; .*; 0 errors\n/);
   });
 });

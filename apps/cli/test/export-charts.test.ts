@@ -1,5 +1,6 @@
-// `kbench export --svg/--png` of one run, spawned as a user runs it: the files carry the run's fault
-// markers, its name and id, and y-axis labels that are whole at millions of records/s (issue 14, item 3).
+// `kbench export --svg/--png/--csv` of one run, spawned as a user runs it: the files carry the run's
+// fault markers and bands, the faults' recovery figures, its name and id, and y-axis labels that are
+// whole at millions of records/s (issue 14, item 3).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -70,7 +71,31 @@ beforeAll(async () => {
     summary: null,
     error: null,
     finishedAt: at,
-    faults: [{ t: 5.02, action: 'kill', target: 2, node: 2, durationMs: null, error: null }],
+    faults: [
+      {
+        t: 5.02,
+        action: 'kill',
+        target: 2,
+        node: 2,
+        durationMs: null,
+        error: null,
+        // What it cost, as the engine measures it (docs/scenarios.md#recovery-figures).
+        recovery: {
+          windowEndT: 7,
+          noAckSec: 1.2,
+          levelPerSec: 12_004_000,
+          recoverySec: 1,
+          recoveryNote: null,
+          publishP99Ms: 1210,
+          publishMaxMs: 1250.5,
+          e2eP99Ms: null,
+          e2eMaxMs: null,
+          errors: 4,
+          leaderElectionMs: 1980,
+          leaderNote: null,
+        },
+      },
+    ],
   });
 });
 afterAll(async () => {
@@ -88,12 +113,26 @@ async function exported(format: '--svg' | '--png'): Promise<string> {
 const CHARTS = ['throughput', 'bandwidth', 'latency', 'backlog'];
 
 describe('kbench export of one run', () => {
-  it('writes SVGs that carry the fault markers', async () => {
+  it('writes SVGs that carry the fault markers and bands', async () => {
     const out = await exported('--svg');
     for (const chart of CHARTS) {
       const svg = await readFile(path.join(out, `kbench-${id}-${chart}.svg`), 'utf8');
       expect(svg, chart).toContain('>kill node 2</text>');
+      // And a band over the fault's window, from the fault to its recovery.
+      expect(svg, chart).toMatch(/<polygon [^>]*fill="rgb\(220,38,38\)" fill-opacity="0\.1"/);
     }
+  });
+
+  it('writes the faults with their recovery figures as CSV', async () => {
+    const out = path.join(home, 'out-csv');
+    const r = await runKbench(home, ['export', id, '--csv', '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const csv = await readFile(path.join(out, `kbench-${id}-faults.csv`), 'utf8');
+    expect(csv.split('\r\n')).toEqual([
+      't,action,target,node,duration_ms,error,window_end_t,no_ack_sec,level_per_sec,recovery_sec,recovery_note,publish_p99_ms,publish_max_ms,e2e_p99_ms,e2e_max_ms,errors,leader_election_ms,leader_note',
+      '5.02,kill,2,2,,,7,1.2,12004000,1,,1210,1250.5,,,4,1980,',
+      '',
+    ]);
   });
 
   it("writes SVGs that carry the run's name and id", async () => {

@@ -280,7 +280,8 @@ function recordedMark(f: FaultEvent): FaultMark {
         ? String(f.target)
         : `node ${f.node}`;
   const lasting = f.durationMs === null ? '' : ` for ${f.durationMs / 1000}s`;
-  return { t: f.t, label: `${f.action} ${node}${lasting}${f.error ? ' (failed)' : ''}` };
+  const label = `${f.action} ${node}${lasting}${f.error ? ' (failed)' : ''}`;
+  return { t: f.t, label, ...(f.recovery ? { until: f.recovery.windowEndT } : {}) };
 }
 
 function timelineMarks(faults: TimelineFault[]): FaultMark[] {

@@ -23,7 +23,12 @@ export interface RunSeries {
 export interface FaultMark {
   t: number;
   label: string;
+  /** The end of the fault's window (recovery, the next fault or the end of load), in seconds: drawn as a band from t. */
+  until?: number;
 }
+
+/** The band from a fault's start to its recovery (docs/scenarios.md#recovery-figures). */
+export const FAULT_BAND = 'rgba(220, 38, 38, 0.1)';
 
 /** Every colour a chart uses. With one run each metric takes a colour; with several, each run does. */
 export const PALETTE = [
@@ -83,7 +88,7 @@ export function timeChart(chart: TimeChart, runs: RunSeries[], metrics: Metric[]
         connectNulls: false,
         color,
         lineStyle: { color, type: metric.lineType ?? 'solid', width: metric.width ?? 2 },
-        ...(i === 0 ? warmupArea(run.samples) : {}),
+        ...(i === 0 ? shadedAreas(run.samples, run.faults ?? []) : {}),
         // With several runs, each run's markers say whose fault they are.
         ...(i === 0 && run.faults?.length
           ? faultLines(
@@ -175,19 +180,31 @@ function faultLines(faults: FaultMark[]): Pick<LineSeriesOption, 'markLine'> {
   };
 }
 
-/** A shaded area over the warm-up seconds: from the start of the first warm-up interval to the end of the last. */
-function warmupArea(samples: Sample[]): Pick<LineSeriesOption, 'markArea'> {
+/**
+ * Shaded areas: over the warm-up seconds (from the start of the first warm-up interval to the end of
+ * the last), and a band over each fault's window, from its start to its recovery.
+ */
+function shadedAreas(samples: Sample[], faults: FaultMark[]): Pick<LineSeriesOption, 'markArea'> {
+  type Area = [{ name?: string; xAxis: number; itemStyle?: { color: string } }, { xAxis: number }];
+  const data: Area[] = [];
   const warm = samples.filter((s) => s.warmup);
   const first = warm[0];
   const last = warm.at(-1);
-  if (first === undefined || last === undefined) return {};
-  const start = Math.max(0, first.t - first.intervalMs / 1000);
+  if (first !== undefined && last !== undefined)
+    data.push([
+      { name: 'warm-up', xAxis: Math.max(0, first.t - first.intervalMs / 1000) },
+      { xAxis: last.t },
+    ]);
+  for (const f of faults)
+    if (f.until !== undefined && f.until > f.t)
+      data.push([{ xAxis: f.t, itemStyle: { color: FAULT_BAND } }, { xAxis: f.until }]);
+  if (data.length === 0) return {};
   return {
     markArea: {
       silent: true,
       itemStyle: { color: WARMUP_SHADE },
       label: { show: true, position: 'insideTop', color: '#64748b' },
-      data: [[{ name: 'warm-up', xAxis: start }, { xAxis: last.t }]],
+      data,
     },
   };
 }

@@ -7,7 +7,14 @@ export {
   storedDataChart,
   throughputChart,
 } from './charts.js';
-export { type ChartSpec, type FaultMark, PALETTE, type RunSeries, WARMUP_SHADE } from './common.js';
+export {
+  type ChartSpec,
+  FAULT_BAND,
+  type FaultMark,
+  PALETTE,
+  type RunSeries,
+  WARMUP_SHADE,
+} from './common.js';
 export {
   compareCharts,
   comparedRuns,

@@ -1,6 +1,6 @@
 // What each fault cost, from the run's samples and their latency histograms: time without
 // acknowledgements, time until throughput was back, the worst latency and the errors meanwhile
-// (docs/faults.md#recovery). A pure function of the samples, so it can be tested on built series.
+// (docs/scenarios.md#recovery-figures). A pure function of the samples, so it can be tested on built series.
 import type { FaultEvent, FaultRecovery, Sample } from '@kbench/schema';
 import { type IntervalHistograms, windowLatency } from './stored-latency.js';
 
@@ -29,8 +29,14 @@ const startOf = (s: Sample) => s.t - s.intervalMs / 1000;
 const round3 = (v: number) => Math.round(v * 1000) / 1000;
 
 /**
- * The recovery of each fault that did not fail, in the order given (time order); a failed fault gets
- * null and does not end another fault's window.
+ * A fault that acted: a node fault that did not fail, or any command fault (its command ran, whatever
+ * its exit code says).
+ */
+const acted = (f: FaultEvent) => f.error === null || f.action === 'command';
+
+/**
+ * The recovery of each fault that acted, in the order given (time order); a node fault that failed
+ * gets null and does not end another fault's window.
  */
 export function faultRecoveries(faults: FaultEvent[], input: RecoveryInput): (SampledRecovery | null)[] {
   const { samples } = input;
@@ -38,9 +44,9 @@ export function faultRecoveries(faults: FaultEvent[], input: RecoveryInput): (Sa
   const loadEnd = samples.at(-1)?.t ?? 0;
   const done: { t: number; recovery: SampledRecovery }[] = [];
   return faults.map((fault) => {
-    if (fault.error !== null) return null;
+    if (!acted(fault)) return null;
     const t = fault.t;
-    const next = faults.find((f) => f.error === null && f.t > t);
+    const next = faults.find((f) => acted(f) && f.t > t);
     const limit = next ? Math.min(next.t, loadEnd) : loadEnd;
     // Samples whose interval reaches past the fault's start, up to the window's limit.
     const after = samples.filter((s) => s.t > t && startOf(s) < limit);

@@ -758,7 +758,7 @@ export class ScenarioRun extends EventEmitter {
     return { ...base, status, error: status === 'failed' && error !== null ? withHint(error) : error };
   }
 
-  /** Each executed fault's recovery figures (docs/faults.md#recovery), set on its event. */
+  /** Each executed fault's recovery figures (docs/scenarios.md#recovery-figures), set on its event. */
   private measureRecoveries(): void {
     const faults = this.faults;
     if (!faults || faults.events.length === 0) return;

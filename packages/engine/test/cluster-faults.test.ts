@@ -86,7 +86,7 @@ describe('the bundled cluster', () => {
     expect(first?.logSizeBytes).toBeGreaterThanOrEqual(0);
     // While the killed node is down, samples list the other two only.
     expect(samples.some((s) => s.broker && s.broker.length === 2)).toBe(true);
-    // What the kill cost (docs/faults.md#recovery): present and plausible, within loose bounds.
+    // What the kill cost (docs/scenarios.md#recovery-figures): present and plausible, within loose bounds.
     const cost = kill?.recovery;
     expect(cost).toBeDefined();
     // A new leader, within the cluster's 2 s session timeout plus detection and polling.

@@ -107,7 +107,7 @@ describe('faultRecoveries', () => {
     expect(second).toMatchObject({ levelPerSec: 2000, recoverySec: 0.5, noAckSec: 0.5, windowEndT: 6.1 });
   });
 
-  it('a fault throughput never dipped for recovers at once; a failed fault gets nothing and ends no window', () => {
+  it('a fault throughput never dipped for recovers at once; a failed node fault gets nothing and ends no window', () => {
     const samples = series(steady(40, 250, 800));
     const [failed, ok] = faultRecoveries([fault(3, 'kill', 'no such node'), fault(4, 'command')], {
       samples,
@@ -116,6 +116,14 @@ describe('faultRecoveries', () => {
     });
     expect(failed).toBeNull();
     expect(ok).toMatchObject({ recoverySec: 0, noAckSec: 0, levelPerSec: 800, windowEndT: 4.25 });
+    // A command fault acted whatever its exit code: it has figures, and ends the window before it.
+    const [before, exited] = faultRecoveries([fault(3), fault(5, 'command', 'exit code 4')], {
+      samples,
+      intervals: [],
+      targetRate: null,
+    });
+    expect(exited).toMatchObject({ recoverySec: 0, levelPerSec: 800 });
+    expect(before?.windowEndT).toBe(3.25);
   });
 
   it('without producers there is no time without acks to speak of', () => {

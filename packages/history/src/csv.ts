@@ -1,6 +1,6 @@
 // CSV export (RFC 4180: comma separated, CRLF line ends, fields quoted when they hold a comma, quote or line break).
 // Headers are the snake_case column names of the history tables, so a CSV and a SQL query agree.
-import type { BrokerNodeSample, RunListItem, Sample } from '@kbench/schema';
+import type { BrokerNodeSample, FaultEvent, RunListItem, Sample } from '@kbench/schema';
 import { SAMPLE_FIGURES } from './rows.js';
 
 type Cell = string | number | boolean | null;
@@ -104,6 +104,57 @@ export function runsToCsv(runs: RunListItem[]): string {
         r.tags.join(';'),
         r.notes,
         (r.concurrentWith ?? []).join(';'),
+      ];
+    }),
+  );
+}
+
+const FAULT_HEADER = [
+  't',
+  'action',
+  'target',
+  'node',
+  'duration_ms',
+  'error',
+  'window_end_t',
+  'no_ack_sec',
+  'level_per_sec',
+  'recovery_sec',
+  'recovery_note',
+  'publish_p99_ms',
+  'publish_max_ms',
+  'e2e_p99_ms',
+  'e2e_max_ms',
+  'errors',
+  'leader_election_ms',
+  'leader_note',
+];
+
+/** One row per executed fault with its recovery figures (docs/scenarios.md#recovery-figures); empty where not measured. */
+export function faultsToCsv(faults: FaultEvent[]): string {
+  return toCsv(
+    FAULT_HEADER,
+    faults.map((f) => {
+      const r = f.recovery;
+      return [
+        f.t,
+        f.action,
+        f.target,
+        f.node,
+        f.durationMs,
+        f.error,
+        r?.windowEndT ?? null,
+        r?.noAckSec ?? null,
+        r?.levelPerSec ?? null,
+        r?.recoverySec ?? null,
+        r?.recoveryNote ?? null,
+        r?.publishP99Ms ?? null,
+        r?.publishMaxMs ?? null,
+        r?.e2eP99Ms ?? null,
+        r?.e2eMaxMs ?? null,
+        r?.errors ?? null,
+        r?.leaderElectionMs ?? null,
+        r?.leaderNote ?? null,
       ];
     }),
   );

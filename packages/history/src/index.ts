@@ -1,4 +1,4 @@
-export { runsToCsv, samplesToCsv } from './csv.js';
+export { faultsToCsv, runsToCsv, samplesToCsv } from './csv.js';
 export { AmbiguousRunIdError, HistoryLockedError, HistoryTooNewError, RunNotFoundError } from './errors.js';
 export {
   History,

@@ -55,3 +55,32 @@ export function commandOutputText(fault: FaultEvent): string {
   }
   return parts.join('\n');
 }
+
+/**
+ * What a fault cost, in one line (docs/scenarios.md#recovery-figures): `0.9 s without acks; back to 90% of
+ * 2000 rec/s after 1.0 s; publish p99 994 ms, max 998 ms; 0 errors; no new leader (node 1 was back…)`.
+ * Empty for a fault without recovery figures (a failed one, or a run stored before they were measured).
+ */
+export function recoveryText(fault: FaultEvent): string {
+  const r = fault.recovery;
+  if (!r) return '';
+  const s = (v: number) => `${Math.round(v * 10) / 10} s`;
+  const ms = (v: number) => `${v < 10 ? Math.round(v * 10) / 10 : Math.round(v)} ms`;
+  const parts: string[] = [];
+  if (r.noAckSec !== null) parts.push(`${s(r.noAckSec)} without acks`);
+  parts.push(
+    r.recoverySec !== null
+      ? `back to 90% of ${r.levelPerSec} rec/s after ${s(r.recoverySec)}`
+      : `throughput not back (${r.recoveryNote ?? 'no level before it'})`,
+  );
+  for (const [name, p99, max] of [
+    ['publish', r.publishP99Ms, r.publishMaxMs],
+    ['e2e', r.e2eP99Ms, r.e2eMaxMs],
+  ] as const) {
+    if (p99 !== null && max !== null) parts.push(`${name} p99 ${ms(p99)}, max ${ms(max)}`);
+  }
+  parts.push(`${r.errors} error${r.errors === 1 ? '' : 's'}`);
+  if (r.leaderElectionMs !== null) parts.push(`new leader after ${ms(r.leaderElectionMs)}`);
+  else if (r.leaderNote && fault.action !== 'command') parts.push(`leader: ${r.leaderNote}`);
+  return parts.join('; ');
+}

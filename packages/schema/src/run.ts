@@ -130,7 +130,7 @@ export const commandOutcomeSchema = z.object({
 export type CommandOutcome = z.infer<typeof commandOutcomeSchema>;
 
 /**
- * What a fault cost, measured from the run's samples (docs/faults.md#recovery). Times are seconds from
+ * What a fault cost, measured from the run's samples (docs/scenarios.md#recovery-figures). Times are seconds from
  * the fault's start; their resolution is the sample interval around faults (faultSampleIntervalMs,
  * 100 ms by default). The fault's window runs from its start to `windowEndT`.
  */

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { compareCharts, comparedRuns, faultMarks, heatmapCharts, runCharts } from '@kbench/charts';
 import { runHeatmaps, runHistogramsJson, runHlog, storedIntervals } from '@kbench/engine';
-import { runsToCsv, samplesToCsv } from '@kbench/history';
+import { faultsToCsv, runsToCsv, samplesToCsv } from '@kbench/history';
 import type { RunListItem, RunRecord } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { writeCharts } from '../images.js';
@@ -61,8 +61,11 @@ export async function exportCommand(argv: string[]): Promise<number> {
   };
   for (const format of formats) {
     if (format === 'csv') {
-      for (const [i, run] of runs.entries())
+      for (const [i, run] of runs.entries()) {
         await write(`kbench-${run.id}-samples.csv`, samplesToCsv(samples[i] ?? []));
+        if (run.faults && run.faults.length > 0)
+          await write(`kbench-${run.id}-faults.csv`, faultsToCsv(run.faults));
+      }
       await write(
         runs.length === 1 ? `kbench-${runs[0]?.id}-summary.csv` : 'kbench-runs-summary.csv',
         runsToCsv(runs.map(listItem)),
