@@ -76,3 +76,54 @@ test("a new fault falls in the middle of the scenario's measured phase", async (
   await expect(page.getByTestId('fault-0-at').locator('input')).toHaveValue('6s');
   await expect(page.getByTestId('composer-yaml')).toHaveValue(/faults:\n\s+- at: 6s\n/);
 });
+
+test("each action's row takes its own fields: slow-disk's delay, a command's run, none for a rolling restart", async ({
+  page,
+}) => {
+  await page.goto('/#/compose');
+  await page.getByTestId('composer-reset').click();
+  await page.getByText('all knobs').click();
+  const yaml = page.getByTestId('composer-yaml');
+  await page.getByTestId('fault-add').click();
+  const row = page.getByTestId('fault-0');
+
+  // slow-disk: a node, for until a heal, and a delay it needs (the schema's message until typed).
+  await row.getByTestId('fault-0-action').locator('select').selectOption('slow-disk');
+  await expect(row.getByTestId('fault-0-for').locator('input')).toBeEnabled();
+  await expect(row.getByTestId('fault-0-delay').getByTestId('field-error')).toContainText(
+    'faults[0].delay: a slow-disk needs delay: the time added to each fdatasync (e.g. 5ms)',
+  );
+  await expect(page.getByTestId('composer-launch')).toBeDisabled();
+  await row.getByTestId('fault-0-delay').locator('input').fill('5ms');
+  await expect(yaml).toHaveValue(/action: slow-disk\n\s+node: 1\n\s+delay: 5ms/);
+  await expect(page.getByTestId('composer-issues')).toHaveCount(0);
+
+  // isolate: from peers or clients.
+  await row.getByTestId('fault-0-action').locator('select').selectOption('isolate');
+  await expect(yaml).not.toHaveValue(/delay:/);
+  await row.getByTestId('fault-0-from').locator('select').selectOption('clients');
+  await expect(yaml).toHaveValue(/action: isolate\n\s+node: 1\n\s+from: clients/);
+
+  // command: no node; its run and timeout, the timeout checked against its range.
+  await row.getByTestId('fault-0-action').locator('select').selectOption('command');
+  await expect(yaml).not.toHaveValue(/node: 1/);
+  await expect(row.getByTestId('fault-0-node').locator('input')).toBeDisabled();
+  await expect(row.getByTestId('fault-0-run').getByTestId('field-error')).toContainText(
+    'faults[0].run: a command fault needs run',
+  );
+  await row.getByTestId('fault-0-run').locator('input').fill('echo drill');
+  await row.getByTestId('fault-0-timeout').locator('input').fill('2h');
+  await expect(row.getByTestId('fault-0-timeout').getByTestId('field-error')).toContainText(
+    'faults[0].timeout: must be from 100ms to 60m (got "2h")',
+  );
+  await row.getByTestId('fault-0-timeout').locator('input').fill('10s');
+  await expect(yaml).toHaveValue(/action: command\n\s+run: echo drill\n\s+timeout: 10s/);
+  await expect(page.getByTestId('composer-issues')).toHaveCount(0);
+
+  // rolling-restart: the whole cluster, no fields of its own.
+  await row.getByTestId('fault-0-action').locator('select').selectOption('rolling-restart');
+  await expect(row.getByTestId('fault-0-extra')).toHaveCount(0);
+  await expect(yaml).toHaveValue(/action: rolling-restart\n/);
+  await expect(yaml).not.toHaveValue(/run: echo/);
+  await expect(page.getByTestId('composer-issues')).toHaveCount(0);
+});

@@ -4,6 +4,7 @@ import { AGENT_ON_LOSS } from './agents.js';
 import {
   ACKS,
   BUNDLED_SASL,
+  COMMAND_FAULT,
   COMPRESSION,
   DRIVERS,
   FAULT_ACTIONS,
@@ -333,4 +334,4 @@ export const FIELD_INFO: FieldInfo[] = [
 ];
 
 /** The fault actions a timeline may use (for forms that edit faults row by row). */
-export const FAULT_ACTION_OPTIONS = FAULT_ACTIONS;
+export const FAULT_ACTION_OPTIONS = [...FAULT_ACTIONS, COMMAND_FAULT] as const;

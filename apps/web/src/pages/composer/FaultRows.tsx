@@ -1,9 +1,29 @@
-// The composer's fault timeline: one row per fault (at, action, node, for), added, edited and removed
-// in place; every edit writes the whole list back to the scenario's `faults`.
-import { FAULT_ACTION_OPTIONS, formatDurationMs, parseDurationMs, type ScenarioIssue } from '@kbench/schema';
+// The composer's fault timeline: one row per fault (at, action, node, for, and under them the
+// action's own fields: isolate's from, slow-disk's delay, a command's run and timeout), added,
+// edited and removed in place; every edit writes the whole list back to the scenario's `faults`.
+import {
+  FAULT_ACTION_OPTIONS,
+  formatDurationMs,
+  ISOLATE_FROM,
+  NODE_FAULT_ACTIONS,
+  parseDurationMs,
+  type ScenarioIssue,
+} from '@kbench/schema';
 import { DEFAULTS, type Raw, toInput } from './knobs';
 
 const FAULT_COLUMNS = ['at', 'action', 'node', 'for'] as const;
+/** The actions that take `for` (pause needs it). */
+const LASTING = ['pause', 'isolate', 'slow-disk'];
+/** Each action's own fields, under its row: a list of choices, or a typed value with an example. */
+const EXTRA_FIELDS: Record<string, { key: string; placeholder?: string; options?: readonly string[] }[]> = {
+  isolate: [{ key: 'from', options: ISOLATE_FROM }],
+  'slow-disk': [{ key: 'delay', placeholder: '5ms' }],
+  command: [
+    { key: 'run', placeholder: 'kubectl delete pod kafka-1' },
+    { key: 'timeout', placeholder: '60s' },
+  ],
+};
+const onNode = (action: unknown) => (NODE_FAULT_ACTIONS as readonly unknown[]).includes(action);
 
 /**
  * Where a new fault goes: the middle of the measured phase (faults count from the start of load,
@@ -44,7 +64,13 @@ export function FaultRows({
     if (key === 'node' && /^\d+$/.test(text.trim())) v = Number(text.trim());
     if (text === '') delete row[key];
     else row[key] = v;
-    if (key === 'action' && text !== 'pause') delete row.for;
+    if (key === 'action') {
+      // What the new action does not take goes, so the row stays valid as far as it can.
+      if (!LASTING.includes(text)) delete row.for;
+      if (!onNode(text)) delete row.node;
+      const own = new Set((EXTRA_FIELDS[text] ?? []).map((f) => f.key));
+      for (const k of ['from', 'delay', 'run', 'timeout']) if (!own.has(k)) delete row[k];
+    }
     write(rows.map((r, i) => (i === index ? row : r)));
   };
   const cell = (index: number, key: string, input: React.ReactNode) => {
@@ -108,13 +134,23 @@ export function FaultRows({
                   ))}
                 </select>,
               )}
-              {typed(index, row, 'node', '1 or leader:topic-0')}
+              {typed(
+                index,
+                row,
+                'node',
+                onNode(row.action) || row.action === undefined ? '1 or leader:topic-0' : 'no node',
+                !onNode(row.action) && row.action !== undefined && row.node === undefined,
+              )}
               {typed(
                 index,
                 row,
                 'for',
-                row.action === 'pause' ? '1s' : 'pause only',
-                row.action !== 'pause' && row.for === undefined,
+                row.action === 'pause'
+                  ? '1s'
+                  : LASTING.includes(String(row.action))
+                    ? 'until heal'
+                    : 'no for',
+                !LASTING.includes(String(row.action)) && row.for === undefined,
               )}
               <button
                 type="button"
@@ -126,6 +162,33 @@ export function FaultRows({
                 ✕
               </button>
             </div>
+            {(EXTRA_FIELDS[String(row.action)] ?? []).length > 0 && (
+              <div className="fault-extra" data-testid={`fault-${index}-extra`}>
+                {(EXTRA_FIELDS[String(row.action)] ?? []).map((f) => (
+                  <div key={f.key} className={`fault-extra-${f.key}`}>
+                    <span>{f.key}</span>
+                    {f.options
+                      ? cell(
+                          index,
+                          f.key,
+                          <select
+                            aria-label={`Fault ${index + 1} ${f.key}`}
+                            value={toInput(row[f.key])}
+                            onChange={(e) => edit(index, f.key, e.target.value)}
+                          >
+                            <option value="">{f.options[0]} (default)</option>
+                            {f.options.map((o) => (
+                              <option key={o} value={o}>
+                                {o}
+                              </option>
+                            ))}
+                          </select>,
+                        )
+                      : typed(index, row, f.key, f.placeholder ?? '')}
+                  </div>
+                ))}
+              </div>
+            )}
             {rowIssues.map((i) => (
               <div key={i.message} className="field-error" data-testid="field-error">
                 {i.path}: {i.message}
