@@ -55,6 +55,18 @@ pub fn next_offset(records: &[u8], current: i64) -> i64 {
 
 /// Calls `f` for each data record at or after `from` in the complete batches of `records`.
 pub fn for_each_record(records: &Bytes, from: i64, mut f: impl FnMut(RecordView)) -> Result<()> {
+    for_each_value(records, from, |offset, value| {
+        f(RecordView {
+            offset,
+            value_len: value.len(),
+            stamp: crate::payload::stamp_of(value),
+        })
+    })
+}
+
+/// Calls `f` with the offset and value of each data record at or after `from` in the complete
+/// batches of `records` (the verification reader looks past the send-time stamp).
+pub fn for_each_value(records: &Bytes, from: i64, mut f: impl FnMut(i64, &[u8])) -> Result<()> {
     let mut pos = 0;
     let mut expanded = Vec::new(); // reused by the compressed batches of this call
     while let Some((base, last, total)) = batch_bounds(&records[pos..]) {
@@ -161,7 +173,7 @@ fn read_records(
     base: i64,
     count: i32,
     from: i64,
-    f: &mut impl FnMut(RecordView),
+    f: &mut impl FnMut(i64, &[u8]),
 ) -> Result<()> {
     let short = || Error::protocol("record runs past the end of its batch");
     for _ in 0..count {
@@ -180,11 +192,7 @@ fn read_records(
             continue;
         }
         let value = record.get(..value_len).ok_or_else(short)?;
-        f(RecordView {
-            offset,
-            value_len,
-            stamp: crate::payload::stamp_of(value),
-        });
+        f(offset, value);
     }
     Ok(())
 }

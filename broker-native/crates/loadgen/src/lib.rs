@@ -15,6 +15,7 @@ pub mod partitioner;
 pub mod payload;
 pub mod producer;
 pub mod stats;
+pub mod verify;
 
 pub use batch::Compression;
 pub use consumer::{Consumer, ConsumerConfig, ConsumerProperties, StartAt};

@@ -70,6 +70,10 @@ macro_rules! declare_native_options {
             /// This machine's clock minus the controller's, in µs (a load agent's measured
             /// offset; absent: 0): values are stamped with `now - clockOffsetMicros`.
             pub clock_offset_micros: Option<f64>,
+            /// Verification: mark each value with this producer number and its sequence in its
+            /// partition (16 bytes after the send time, within messageSize, which must be 24 or
+            /// more) and keep what was acknowledged; absent: no marks.
+            pub verify_producer: Option<u32>,
         }
 
         $(#[$consumer_attr])*
@@ -199,6 +203,7 @@ impl ProducerOptions {
         let compression: Compression = self.compression.parse()?;
         let mut properties = producer_properties(self.properties)?;
         properties.security = security(self.security)?;
+        properties.verify = self.verify_producer;
         let config = ProducerConfig {
             bootstrap: self.bootstrap,
             topics: self.topics,
@@ -268,7 +273,8 @@ fn invalid<T>(message: String) -> Result<T> {
 }
 
 /// The engine's Security from the options.
-fn security(given: Option<SecurityOptions>) -> Result<Security> {
+/// The `Security` a JS-side security option describes.
+pub fn security(given: Option<SecurityOptions>) -> Result<Security> {
     let Some(given) = given else {
         return Ok(Security::default());
     };

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -22,6 +22,7 @@ use crate::metadata::{is_retriable, ClusterMetadata, MetadataClient};
 use crate::partitioner::partition_for_key;
 use crate::payload::{now_micros, Rng, ValuePool};
 use crate::stats::{IntervalStats, SharedStats};
+use crate::verify::{write_mark, Ranges, MARKED_VALUE_BYTES};
 use kbench_client::{decode_response, Connection, Pool, Response, Security};
 
 /// Largest produce request we build (the Java client's default `max.request.size`).
@@ -107,16 +108,33 @@ pub struct ProducerProperties {
     pub request_timeout_ms: Option<i32>,
     /// `security.protocol`, `ssl.*`, `sasl.*`: TLS and SASL for every connection. Default PLAINTEXT.
     pub security: Security,
+    /// Verification (not a Kafka property): each value is marked with this producer number and
+    /// its sequence in its partition (see `verify`), and the sequences acknowledged are kept per
+    /// partition as ranges. Default None: values are not marked.
+    pub verify: Option<u32>,
 }
 
 impl ProducerProperties {
-    fn validate(&self) -> Result<()> {
+    fn validate(&self, size: &Size) -> Result<()> {
         let bad = |m: &str| Err(Error::Config(m.to_string()));
         if self.buffer_memory == Some(0) || self.max_request_size == Some(0) {
             return bad("buffer.memory and max.request.size must be positive");
         }
         if self.request_timeout_ms.is_some_and(|t| t <= 0) {
             return bad("request.timeout.ms must be positive");
+        }
+        if self.verify.is_some() {
+            let smallest = match size {
+                Size::Fixed(n) => *n as usize,
+                Size::Uniform { min, .. } => *min as usize,
+                Size::Table(sizes) => sizes.iter().copied().min().unwrap_or(0) as usize,
+                Size::Payload(bytes) => bytes.len(),
+            };
+            if smallest < MARKED_VALUE_BYTES {
+                return Err(Error::Config(format!(
+                    "verify: every value carries its send time and a mark of {MARKED_VALUE_BYTES} bytes in all, so messageSize must be at least {MARKED_VALUE_BYTES} bytes (the smallest is {smallest})"
+                )));
+            }
         }
         Ok(())
     }
@@ -157,11 +175,18 @@ impl ProducerConfig {
     }
 }
 
+/// With verification: (topic, partition) of each partition slot, and the sequences acknowledged
+/// in each, shared with the engine task.
+type Verified = (Vec<(String, i32)>, Arc<Mutex<Vec<Ranges>>>);
+
 /// A running producer.
 #[derive(Debug)]
 pub struct Producer {
     task: EngineTask,
     effective: Vec<(&'static str, String)>,
+    /// With verification: (topic, partition) of each partition slot, and what was acknowledged.
+    verified: Option<Verified>,
+    verify: Option<u32>,
 }
 
 impl Producer {
@@ -176,7 +201,7 @@ impl Producer {
         properties: ProducerProperties,
     ) -> Result<Producer> {
         config.validate()?;
-        properties.validate()?;
+        properties.validate(&config.message_size)?;
         let mut metadata =
             MetadataClient::connect_with(&config.bootstrap, &properties.security).await?;
         let cluster = metadata
@@ -199,10 +224,40 @@ impl Producer {
             producer,
         );
         let effective = engine.effective_properties();
+        let verify = properties.verify;
+        let verified = engine.acknowledged.clone().map(|acked| {
+            let names = engine
+                .partitions
+                .iter()
+                .map(|p| (engine.cluster.topics[p.topic].name.clone(), p.index))
+                .collect();
+            (names, acked)
+        });
         Ok(Producer {
             task: EngineTask::spawn(shared, engine.run()),
             effective,
+            verified,
+            verify,
         })
+    }
+
+    /// The producer number its values are marked with; None without verification.
+    pub fn verify_number(&self) -> Option<u32> {
+        self.verify
+    }
+
+    /// With verification, the sequences acknowledged so far in each partition (topic, partition,
+    /// ranges); empty without.
+    pub fn acknowledged(&self) -> Vec<(String, i32, Ranges)> {
+        let Some((names, acked)) = &self.verified else {
+            return vec![];
+        };
+        let acked = acked.lock().unwrap_or_else(|e| e.into_inner());
+        names
+            .iter()
+            .zip(acked.iter())
+            .map(|((t, p), r)| (t.clone(), *p, r.clone()))
+            .collect()
     }
 
     /// The Kafka producer properties this producer runs with, by their Java names, defaults included.
@@ -263,6 +318,8 @@ struct ClosedBatch {
     value_bytes: u64,
     /// Uncompressed size, as counted against the buffer limit.
     buffered: usize,
+    /// The verification sequence of its first record (its records follow in order).
+    first_seq: u64,
 }
 
 #[derive(Debug)]
@@ -276,6 +333,8 @@ struct PartitionState {
     open_since: Option<Instant>,
     ready: VecDeque<ClosedBatch>,
     next_sequence: i32,
+    /// The verification sequence of the next record appended.
+    verify_next: u64,
 }
 
 #[derive(Debug)]
@@ -318,6 +377,11 @@ struct Engine {
     settled: u64,
     refresh_needed: bool,
     retry_at: Option<Instant>,
+    /// With verification: the sequences acknowledged, per partition slot.
+    acknowledged: Option<Arc<Mutex<Vec<Ranges>>>>,
+    /// A marked copy of the value being appended.
+    marked: Vec<u8>,
+    verify: Option<u32>,
 }
 
 impl Engine {
@@ -347,9 +411,11 @@ impl Engine {
                     open_since: None,
                     ready: VecDeque::new(),
                     next_sequence: 0,
+                    verify_next: 0,
                 });
             }
         }
+        let partitions_len = partitions.len();
         let buffer_limit = properties.buffer_memory.unwrap_or(match config.rate {
             Some(_) => FIXED_RATE_BUFFER_BYTES,
             // Closed loop: about one full batch per partition waiting, the rest in flight.
@@ -390,6 +456,11 @@ impl Engine {
             settled: 0,
             refresh_needed: false,
             retry_at: None,
+            acknowledged: properties
+                .verify
+                .map(|_| Arc::new(Mutex::new(vec![Ranges::new(); partitions_len]))),
+            marked: vec![],
+            verify: properties.verify,
             config,
         }
     }
@@ -571,6 +642,21 @@ impl Engine {
             Size::Payload(bytes) => &bytes[..],
             _ => self.pool.next(value_len),
         };
+        let value = match self.verify {
+            Some(producer) => {
+                // Validated: every value is long enough for its mark.
+                self.marked.clear();
+                self.marked.extend_from_slice(value);
+                write_mark(
+                    &mut self.marked,
+                    producer,
+                    self.partitions[partition].verify_next,
+                );
+                self.partitions[partition].verify_next += 1;
+                &self.marked[..]
+            }
+            None => value,
+        };
         let p = &mut self.partitions[partition];
         let before = p.open.len();
         let stamp = send_micros - self.config.clock_offset_micros;
@@ -624,8 +710,10 @@ impl Engine {
         match p.open.finish(fields) {
             Ok(bytes) => {
                 let spare = self.times_pool.pop().unwrap_or_default();
+                let first_seq = p.verify_next - p.open_times.len() as u64;
                 let batch = ClosedBatch {
                     partition,
+                    first_seq,
                     bytes,
                     times: std::mem::replace(&mut p.open_times, spare),
                     value_bytes: std::mem::take(&mut p.open_value_bytes),
@@ -918,6 +1006,13 @@ impl Engine {
         });
         self.stats().add_records(records, value_bytes);
         self.settled += records;
+        if let Some(acknowledged) = &self.acknowledged {
+            let mut ranges = acknowledged.lock().unwrap_or_else(|e| e.into_inner());
+            for batch in &batches {
+                let end = batch.first_seq + batch.times.len() as u64;
+                ranges[batch.partition].insert(batch.first_seq, end);
+            }
+        }
         for batch in batches {
             self.recycle(batch);
         }

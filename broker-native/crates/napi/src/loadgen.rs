@@ -74,6 +74,7 @@ impl From<BindingNativeProducerOptions> for ProducerOptions {
             properties: o.properties.map(|p| p.into_iter().collect()),
             security: o.security.map(Into::into),
             clock_offset_micros: o.clock_offset_micros,
+            verify_producer: o.verify_producer,
         }
     }
 }
@@ -161,6 +162,118 @@ impl BindingNativeProducer {
     pub fn last_error(&self) -> Option<String> {
         self.inner.last_error()
     }
+
+    /// With `verifyProducer`, the sequences acknowledged so far in each partition; else empty.
+    #[napi]
+    pub fn acknowledged(&self) -> Vec<NativeAcknowledged> {
+        let producer = self.inner.verify_number().unwrap_or(0);
+        self.inner
+            .acknowledged()
+            .into_iter()
+            .map(|(topic, partition, ranges)| {
+                let (starts, ends) = ranges.ranges().map(|(s, e)| (s as f64, e as f64)).unzip();
+                NativeAcknowledged {
+                    producer,
+                    topic,
+                    partition,
+                    starts,
+                    ends,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The sequences one producer had acknowledged in one partition, as ranges `[starts[i], ends[i])`.
+#[napi(object)]
+pub struct NativeAcknowledged {
+    pub producer: u32,
+    pub topic: String,
+    pub partition: i32,
+    pub starts: Vec<f64>,
+    pub ends: Vec<f64>,
+}
+
+/// What `verifyLog` reads and what it checks it against.
+#[napi(object)]
+pub struct NativeVerifyOptions {
+    pub bootstrap: Vec<String>,
+    pub topics: Vec<String>,
+    pub security: Option<NativeSecurity>,
+    /// Every producer's acknowledged ranges (`acknowledged()` of each).
+    pub acknowledged: Vec<NativeAcknowledged>,
+}
+
+/// The check of one partition (see kbench-loadgen's `verify`).
+#[napi(object)]
+pub struct NativePartitionVerdict {
+    pub topic: String,
+    pub partition: i32,
+    pub acknowledged: f64,
+    pub found: f64,
+    pub lost: f64,
+    pub duplicated: f64,
+    pub reordered: f64,
+    pub unacknowledged_present: f64,
+    pub foreign: f64,
+}
+
+/// Reads every partition of `topics` from its start to its high watermark and checks that every
+/// acknowledged record is there exactly once and in order per producer.
+#[napi]
+pub async fn verify_log(options: NativeVerifyOptions) -> Result<Vec<NativePartitionVerdict>> {
+    use kbench_loadgen::verify::{read_log, verdict, Ranges};
+    let security =
+        kbench_loadgen::options::security(options.security.map(Into::into)).map_err(to_js_error)?;
+    let mut acked: HashMap<(String, i32), HashMap<u32, Ranges>> = HashMap::new();
+    for a in &options.acknowledged {
+        if a.starts.len() != a.ends.len() {
+            return Err(Error::new(
+                Status::InvalidArg,
+                "acknowledged: starts and ends differ in length".to_string(),
+            ));
+        }
+        let ranges = acked
+            .entry((a.topic.clone(), a.partition))
+            .or_default()
+            .entry(a.producer)
+            .or_default();
+        for (&s, &e) in a.starts.iter().zip(&a.ends) {
+            if !(s >= 0.0 && e >= s && e <= 9_007_199_254_740_992.0) {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    format!("acknowledged: [{s}, {e}) is not a range of sequences"),
+                ));
+            }
+            ranges.insert(s as u64, e as u64);
+        }
+    }
+    let producers: std::collections::HashSet<u32> =
+        options.acknowledged.iter().map(|a| a.producer).collect();
+    let logs = read_log(&options.bootstrap, &security, &options.topics, |p| {
+        producers.contains(&p)
+    })
+    .await
+    .map_err(to_js_error)?;
+    let none = HashMap::new();
+    Ok(logs
+        .into_iter()
+        .map(|(topic, partition, log)| {
+            let acknowledged = acked.get(&(topic.clone(), partition)).unwrap_or(&none);
+            let v = verdict(&topic, partition, acknowledged, &log);
+            NativePartitionVerdict {
+                topic: v.topic,
+                partition: v.partition,
+                acknowledged: v.acknowledged as f64,
+                found: v.found as f64,
+                lost: v.lost as f64,
+                duplicated: v.duplicated as f64,
+                reordered: v.reordered as f64,
+                unacknowledged_present: v.unacknowledged_present as f64,
+                foreign: v.foreign as f64,
+            }
+        })
+        .collect())
 }
 
 /// A consumer running on the native load engine: a member of a Kafka consumer group.
