@@ -14,6 +14,7 @@ import {
   type RunRecord,
   type RunSummary,
   recoveryText,
+  type Verification,
 } from '@kbench/schema';
 
 export function fmtNumber(n: number, digits = 0): string {
@@ -146,7 +147,34 @@ export function summaryText(summary: RunSummary | null): string {
   const search = summary.findMax
     ? `\nfind-max: ${summary.findMax.rate === null ? 'no rate passed' : `${fmtNumber(summary.findMax.rate)} rec/s`} after ${summary.findMax.trials.length} trials; the measured phase ran at it`
     : '';
-  return `measured ${fmtNumber(summary.measuredSeconds, 1)} s (warm-up excluded; MB = 1,048,576 bytes of values)\n\n${throughput}\n\n${latency}${errors}${wire}${client}${search}`;
+  return `measured ${fmtNumber(summary.measuredSeconds, 1)} s (warm-up excluded; MB = 1,048,576 bytes of values)\n\n${throughput}\n\n${latency}${errors}${wire}${client}${search}${verificationText(summary.verification)}`;
+}
+
+/** The record check (issue 19): its verdict in a line, and the partitions with misses; empty without a check. */
+export function verificationText(v: Verification | undefined): string {
+  if (!v) return '';
+  const head =
+    v.verdict === 'failed'
+      ? `\n\n!!! RECORD CHECK FAILED: ${v.statement.replace(/^FAILED: /, '')}`
+      : `\n\nrecord check: ${v.statement}`;
+  const missed = v.partitions.filter((p) => p.lost + p.duplicated + p.reordered > 0);
+  if (missed.length === 0) return head;
+  const rows = missed
+    .slice(0, 20)
+    .map((p) => [
+      `${p.topic}:${p.partition}`,
+      fmtNumber(p.acknowledged),
+      fmtNumber(p.lost),
+      fmtNumber(p.duplicated),
+      fmtNumber(p.reordered),
+      fmtNumber(p.unacknowledgedPresent),
+    ]);
+  const more = missed.length > 20 ? `\n(${missed.length - 20} more partitions with misses: see --json)` : '';
+  const t = table(
+    [['partition', 'acknowledged', 'lost', 'duplicated', 'reordered', 'unacked present'], ...rows],
+    ['l', 'r', 'r', 'r', 'r', 'r'],
+  );
+  return `${head}\n${t}${more}`;
 }
 
 function clientText(c: ClientLoad): string {

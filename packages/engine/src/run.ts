@@ -15,6 +15,7 @@ import {
   type Scenario,
   ScenarioError,
   type TargetProfile,
+  type Verification,
 } from '@kbench/schema';
 import { type Connection, createTopics, deleteRunResources, describeTarget } from './admin.js';
 import { assertBacklogFits, backlogRecords } from './backlog-space.js';
@@ -24,7 +25,7 @@ import { AgentFleet, type AgentsSetup, readTokenFile } from './drivers/agents.js
 import { type LoadClients, type LoadDriver, shares } from './drivers/driver.js';
 import type { Log } from './drivers/kafkajs/client.js';
 import { kafkajsDriver } from './drivers/kafkajs/index.js';
-import { nativeDriver } from './drivers/native.js';
+import { nativeDriver, nativeSecurity } from './drivers/native.js';
 import { captureEnvironment } from './environment.js';
 import { FaultTimeline } from './faults.js';
 import { findMaxRate } from './find-max.js';
@@ -36,6 +37,7 @@ import { connectionHint, pem } from './security.js';
 import type { IntervalHistograms } from './stored-latency.js';
 import { assertSupported, rateCeiling } from './supported.js';
 import { openTarget, type Target, targetProfile } from './target.js';
+import { notVerified, verifyRecords, whyNotVerifiable } from './verification.js';
 
 /** A run's phases and progress events are declared in @kbench/schema, which the web app reads too. */
 export type { Phase, Progress };
@@ -145,6 +147,9 @@ export class ScenarioRun extends EventEmitter {
   /** How to reach the run's load agents, when its clients run on agents. */
   private readonly agentsSetup: AgentsSetup | null;
   private fleet: AgentFleet | null = null;
+  /** The record check runs (faults or verify: true, on the native driver). */
+  private readonly verifying: boolean;
+  private verification: Verification | null = null;
   environment: Environment;
 
   constructor(
@@ -166,6 +171,13 @@ export class ScenarioRun extends EventEmitter {
     this.environment = this.describe(null);
     this.loadDriver = scenario.driver === 'native' ? nativeDriver() : kafkajsDriver(this.log);
     this.agentsSetup = this.agentsFrom(options);
+    // Every run with faults checks what was acknowledged, and any that asks; verify: true where the check cannot run is refused.
+    const wanted = scenario.verify || scenario.faults.length > 0;
+    const why = wanted ? whyNotVerifiable(scenario, this.agentsSetup !== null) : null;
+    if (scenario.verify && why !== null)
+      throw new ScenarioError([{ path: 'verify', message: why }], 'verify: true cannot run');
+    this.verifying = wanted && why === null;
+    if (wanted && why !== null) this.verification = notVerified(scenario, why);
   }
 
   /** The agents the run names (--agents, or the profile's), checked against the scenario; null for none. */
@@ -294,6 +306,7 @@ export class ScenarioRun extends EventEmitter {
       () => this.startProducers(run),
       () => this.startConsumers(run),
       () => this.measure(run.clients),
+      ...(this.verifying ? [() => this.verifyRecords(run)] : []),
     ];
     try {
       for (const step of steps) {
@@ -403,6 +416,7 @@ export class ScenarioRun extends EventEmitter {
       ratePerSec: rate === null ? null : rate / s.producers.count,
       recordsEach: s.records === undefined ? null : shares(s.records, s.producers.count),
       durationMs: this.durationMs,
+      ...(this.verifying ? { verify: true } : {}),
     };
     run.clients.producers = this.fleet
       ? this.fleet.producers(plan)
@@ -446,6 +460,31 @@ export class ScenarioRun extends EventEmitter {
     this.environment.clientProperties = appliedProperties(clients);
     this.lastError =
       clients.producers?.lastError() ?? clients.consumers.map((c) => c.lastError()).find((e) => e) ?? null;
+  }
+
+  /**
+   * After the measured phase: producers stop (requests in flight get their answers), then every
+   * partition of the run's topics is read from its start and checked against what was acknowledged.
+   */
+  private async verifyRecords(run: Resources): Promise<void> {
+    const producers = run.clients.producers;
+    if (!producers?.acknowledged || !run.target) return;
+    this.setPhase('stopping');
+    await producers.stop();
+    const security = nativeSecurity(run.target.security);
+    const connection = { bootstrap: run.target.bootstrap, ...(security ? { security } : {}) };
+    try {
+      this.verification = await verifyRecords(
+        this.scenario,
+        connection,
+        run.topics,
+        producers.acknowledged(),
+      );
+    } catch (err) {
+      this.verification = notVerified(this.scenario, `reading the log failed: ${message(err)}`);
+    }
+    const level = this.verification.verdict === 'failed' ? 'warn' : 'info';
+    this.log(level, `record check: ${this.verification.statement}`);
   }
 
   /** Always runs last: faults end, clients stop, what the run created goes, and the target closes. */
@@ -737,7 +776,8 @@ export class ScenarioRun extends EventEmitter {
 
   private finish(status: RunOutcome['status'], error: string | null): RunOutcome {
     const measured = this.samples.some((s) => !s.warmup) ? this.meter.summary() : null;
-    const summary = measured && this.findMax ? { ...measured, findMax: this.findMax } : measured;
+    const found = measured && this.findMax ? { ...measured, findMax: this.findMax } : measured;
+    const summary = found && this.verification ? { ...found, verification: this.verification } : found;
     if (this.fleet) this.environment.agents = this.fleet.breakdown(summary?.measuredSeconds ?? 0);
     if (this.clusterMetrics) this.environment.metrics = this.clusterMetrics.describe();
     this.measureRecoveries();

@@ -243,6 +243,48 @@ export const findMaxResultSchema = z.object({
 });
 export type FindMaxResult = z.infer<typeof findMaxResultSchema>;
 
+/** What the log check counted, in one partition or in all. */
+export const verificationCountsSchema = z.object({
+  /** Records the producers had acknowledged. */
+  acknowledged: z.number(),
+  /** Acknowledged records found in the log. */
+  found: z.number(),
+  /** Acknowledged records absent from the log. */
+  lost: z.number(),
+  /** Extra copies of records found more than once. */
+  duplicated: z.number(),
+  /** Records found after a later record of the same producer. */
+  reordered: z.number(),
+  /** Records in the log whose send was not acknowledged (failed or unanswered sends that landed): normal, not judged. */
+  unacknowledgedPresent: z.number(),
+  /** Records in the log no producer of the run marked. */
+  foreign: z.number(),
+});
+export type VerificationCounts = z.infer<typeof verificationCountsSchema>;
+
+export const VERIFICATION_VERDICTS = ['passed', 'allowed', 'failed', 'not-run'] as const;
+
+/**
+ * The check of what was acknowledged against what is in the log, after the measured phase (issue 19):
+ * passed (0 lost, 0 duplicated, 0 reordered), allowed (some, each allowed by the scenario's settings),
+ * failed (some the settings do not allow) or not-run (with why).
+ */
+export const verificationSchema = z.object({
+  verdict: z.enum(VERIFICATION_VERDICTS),
+  /** The verdict in a sentence, e.g. "12 lost, allowed by acks=1". */
+  statement: z.string(),
+  /** The settings that allow each kind of miss, null when none does. */
+  allows: z.object({
+    lost: z.string().nullable(),
+    duplicated: z.string().nullable(),
+    reordered: z.string().nullable(),
+  }),
+  /** Null when the check did not run. */
+  totals: verificationCountsSchema.nullable(),
+  partitions: z.array(verificationCountsSchema.extend({ topic: z.string(), partition: z.number() })),
+});
+export type Verification = z.infer<typeof verificationSchema>;
+
 export const runSummarySchema = z.object({
   /** Length of the measured phase (warm-up excluded), in seconds. */
   measuredSeconds: z.number(),
@@ -254,6 +296,8 @@ export const runSummarySchema = z.object({
   client: clientLoadSchema.optional(),
   /** Present when producers.rate was find-max. */
   findMax: findMaxResultSchema.optional(),
+  /** Present when the run had faults or `verify: true`. */
+  verification: verificationSchema.optional(),
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;
 

@@ -257,6 +257,11 @@ export const scenarioShape = closedObject('', {
    */
   faultSampleIntervalMs: integer(100, 1000).optional(),
   faults: z.array(fault).default([]),
+  /**
+   * Check after the measured phase that every acknowledged record is in the log once and in order
+   * (native driver). Runs with faults are checked whatever this says.
+   */
+  verify: bool().default(false),
   findMax: findMax.prefault({}),
   agents: agents.prefault({}),
   sweep: sweep.optional(),
@@ -267,6 +272,20 @@ export type Scenario = z.output<typeof scenarioShape>;
 export type ScenarioInput = z.input<typeof scenarioShape>;
 export type Acks = (typeof ACKS)[number];
 export type Compression = (typeof COMPRESSION)[number];
+
+/** The shortest value that carries the verification mark: an 8-byte send time and a 16-byte mark. */
+export const MARKED_VALUE_BYTES = 24;
+
+/** Why values of this size cannot carry the verification mark, or null when they can. */
+export function whyUnmarkable(size: Scenario['producers']['messageSize']): string | null {
+  const smallest =
+    typeof size === 'number' ? size : 'min' in size && !('distribution' in size) ? size.min : null;
+  if (smallest === null)
+    return 'the record check (verify) needs a fixed messageSize or a min/max range, not a distribution or payload file';
+  if (smallest < MARKED_VALUE_BYTES)
+    return `the record check (verify) needs values of ${MARKED_VALUE_BYTES} bytes or more (an 8-byte send time and a 16-byte mark; the smallest is ${smallest})`;
+  return null;
+}
 
 /** The default length of a run when neither `duration` nor `records` is given. */
 export const DEFAULT_DURATION = '60s';
@@ -326,6 +345,15 @@ export const scenarioSchema = scenarioShape.transform((s, ctx): Scenario => {
       message: `only the bundled target takes cluster.security (target is ${s.target}); a profile carries an external cluster's tls and sasl`,
     });
   }
+  if (s.verify && s.driver !== 'native') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['verify'],
+      message: `verify: true needs driver: native, whose producers mark each record (driver is ${s.driver}; --set driver=native)`,
+    });
+  }
+  const unmarkable = s.verify ? whyUnmarkable(s.producers.messageSize) : null;
+  if (unmarkable) ctx.addIssue({ code: 'custom', path: ['producers', 'messageSize'], message: unmarkable });
   if (s.topics.minInsyncReplicas > s.topics.replicationFactor) {
     ctx.addIssue({
       code: 'custom',

@@ -4,6 +4,7 @@
 import type { Scenario } from '@kbench/schema';
 import type { ClientInterval } from '../interval.js';
 import type { ConnectionSecurity } from '../security.js';
+import type { AcknowledgedRanges } from '../verification.js';
 
 export interface ProducersPlan {
   bootstrap: string[];
@@ -17,6 +18,8 @@ export interface ProducersPlan {
   /** Records for each producer to send in all, or null when the run is bounded by time. */
   recordsEach: number[] | null;
   durationMs: number | null;
+  /** Mark each record and keep what was acknowledged, for the record check (native driver only). */
+  verify?: boolean;
 }
 
 export interface ConsumersPlan {
@@ -44,6 +47,8 @@ export interface LoadClients {
   lastError(): string | null;
   /** The Kafka properties the clients run with, by name, as the driver applied them (defaults included). */
   properties(): Record<string, string>;
+  /** With ProducersPlan.verify: the sequences each producer had acknowledged, per partition. */
+  acknowledged?(): AcknowledgedRanges[];
 }
 
 export interface LoadDriver {

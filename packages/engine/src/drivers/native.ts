@@ -2,6 +2,7 @@
 // for rates kafkajs cannot reach. Its histograms use the same buckets as ours, so they merge exactly.
 import { createPrivateKey } from 'node:crypto';
 import {
+  type NativeAcknowledged,
   NativeConsumer,
   type NativeConsumerOptions,
   type NativeInterval,
@@ -39,6 +40,7 @@ interface NativeClient {
   effectiveProperties(): Record<string, string>;
   stop(): Promise<void>;
   lastError(): string | null;
+  acknowledged?(): NativeAcknowledged[];
 }
 
 /** A set of native clients; producers are created on start() so that they begin sending then. */
@@ -84,6 +86,10 @@ class NativeSet implements LoadClients {
 
   lastError(): string | null {
     return this.error ?? this.clients.map((c) => c.lastError()).find((e) => e) ?? null;
+  }
+
+  acknowledged(): NativeAcknowledged[] {
+    return this.clients.flatMap((c) => c.acknowledged?.() ?? []);
   }
 
   /** As the Rust engine reports them (every client of a set has the same), by name. */
@@ -161,6 +167,8 @@ export function nativeProducerOptions(plan: ProducersPlan): (i: number) => Nativ
     ...(plan.ratePerSec === null ? {} : { ratePerSec: plan.ratePerSec }),
     ...(plan.recordsEach ? { records: plan.recordsEach[i] ?? 0 } : {}),
     ...(plan.durationMs === null ? {} : { durationMs: plan.durationMs }),
+    // Producer i marks its records with number i (the record check).
+    ...(plan.verify ? { verifyProducer: i } : {}),
   });
 }
 
