@@ -190,7 +190,11 @@ export class FaultTimeline {
         const step: RollingStep = { node, t: this.now(), upT: null, inSyncT: null, error: null };
         steps.push(step);
         try {
-          await this.controller?.restart(node);
+          await this.controller?.restart(node).catch((err: unknown) => {
+            throw new Error(
+              `node ${node} did not start again: ${err instanceof Error ? err.message : String(err)}`,
+            );
+          });
           step.upT = this.now();
           const deadline = performance.now() + ROLLING_WAIT_MS;
           while (!this.stopped) {
@@ -206,7 +210,7 @@ export class FaultTimeline {
           }
         } catch (err) {
           step.error = err instanceof Error ? err.message : String(err);
-          error = `node ${node}: ${step.error}; the nodes after it were not restarted`;
+          error = `${step.error}; the nodes after it were not restarted`;
           break;
         }
       }
@@ -232,13 +236,14 @@ export class FaultTimeline {
     this.record(event);
   }
 
-  /** Moves leadership back to the preferred replicas (the bundled controller's preferred election). */
+  /** Moves leadership back to the preferred replicas (the bundled controller's, or Kafka's PREFERRED election). */
   private async preferredLeaders(): Promise<void> {
     const t = this.now();
     let error: string | null = null;
     let moved: number | undefined;
     try {
-      moved = await this.bundled().preferredLeaders();
+      if (!this.controller) throw new Error('kbench did not start this target: it has no nodes to act on');
+      moved = await this.controller.preferredLeaders();
       this.log('info', `fault at ${t}s: preferred-leaders moved ${moved} partition(s) back`);
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);

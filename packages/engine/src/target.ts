@@ -39,6 +39,8 @@ export interface FaultController {
   restart(node: number): Promise<void>;
   /** The node leading a partition, or null while none does. */
   leaderOf(topic: string, partition: number): Promise<number | null>;
+  /** Moves leadership back to the preferred replicas (Kafka's PREFERRED election); how many partitions moved. */
+  preferredLeaders(): Promise<number>;
   /** The bundled cluster's own faults (docs/scenarios.md#faults); absent on the managed Apache Kafka target. */
   bundled?: BundledFaults;
 }
@@ -51,8 +53,6 @@ export interface BundledFaults {
   heal(node: number): Promise<void>;
   /** Adds `delayMicros` to each fdatasync of a node for `ms`, or until `heal`. */
   slowDisk(node: number, delayMicros: number, ms: number | undefined): Promise<void>;
-  /** Moves leadership back to the preferred replicas; how many partitions moved. */
-  preferredLeaders(): Promise<number>;
   /** Partitions with the node among their replicas but not in their ISR (null when no node runs). */
   outOfSync(node: number): Promise<number | null>;
   /** The cluster's node ids. */
@@ -165,11 +165,11 @@ async function openBundledCluster(
       pause: (node, ms) => cluster.pause(node, ms),
       restart: (node) => cluster.restart(node),
       leaderOf: (topic, partition) => cluster.leaderOf(topic, partition),
+      preferredLeaders: () => cluster.preferredLeaders(),
       bundled: {
         isolate: (node, from, ms) => cluster.isolate(node, from, ms),
         heal: (node) => cluster.heal(node),
         slowDisk: (node, delayMicros, ms) => cluster.slowDisk(node, delayMicros, ms),
-        preferredLeaders: () => cluster.preferredLeaders(),
         outOfSync: (node) => cluster.outOfSync(node),
         nodes: () => Array.from({ length: scenario.cluster.nodes }, (_, i) => i + 1),
       },
@@ -183,13 +183,19 @@ async function openBundledCluster(
   };
 }
 
+/** How many partitions LeaderElectionCommand's "Successfully completed leader election (PREFERRED) for partitions a-0, b-1" names. */
+export function electedPartitions(output: string): number {
+  const list = /Successfully completed leader election \(\w+\) for partitions (.*)/.exec(output)?.[1]?.trim();
+  return list ? list.split(',').filter((p) => p.trim() !== '').length : 0;
+}
+
 /**
  * A real Apache Kafka cluster (1..N KRaft nodes on loopback) from the official jars on Maven Central,
  * fetched with Maven on first use and cached; started for this run and stopped after it.
  */
 async function openManagedKafka(nodes: number, workDir?: string): Promise<Target> {
   // Loaded on use: most runs never need Java.
-  const { ensureKafkaJars, startApacheKafka } = await import('@kbench/apache-kafka');
+  const { ensureKafkaJars, runKafkaTool, startApacheKafka } = await import('@kbench/apache-kafka');
   await ensureKafkaJars();
   const dataDir = await mkdtemp(path.join(workDir ?? os.tmpdir(), 'kbench-kafka-'));
   try {
@@ -207,6 +213,32 @@ async function openManagedKafka(nodes: number, workDir?: string): Promise<Target
         pause: (node, ms) => kafka.pause(node, ms),
         restart: (node) => kafka.restart(node),
         leaderOf: (topic, partition) => partitionLeader(live(), topic, partition, () => {}),
+        preferredLeaders: async () => {
+          // Kafka's own tool (kafka-leader-election.sh): kafkajs has no ElectLeaders.
+          const tool = await runKafkaTool(
+            'org.apache.kafka.tools.LeaderElectionCommand',
+            [
+              '--bootstrap-server',
+              live().bootstrap.join(','),
+              '--election-type',
+              'PREFERRED',
+              '--all-topic-partitions',
+            ],
+            { timeoutMs: 60_000 },
+          );
+          const out = `${tool.stdout}\n${tool.stderr}`;
+          // A partition whose preferred replica is down or out of sync stays where it is, as on the
+          // bundled cluster; the tool exits 1 for those, which is no failure of the fault.
+          const refused = out.match(/\w+(Exception|Error): .*/g) ?? [];
+          const real = refused.filter(
+            (e) => !/PreferredLeaderNotAvailable|AdminCommandFailed|could not be elected/.test(e),
+          );
+          if (tool.timedOut || (tool.exitCode !== 0 && (real.length > 0 || refused.length === 0)))
+            throw new Error(
+              `kafka-leader-election failed (${tool.timedOut ? 'timed out' : `exit ${tool.exitCode}`}): ${(real[0] ?? out.trim()).slice(-400)}`,
+            );
+          return electedPartitions(out);
+        },
       },
       close: async () => {
         await kafka.stop();

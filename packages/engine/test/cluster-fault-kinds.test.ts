@@ -8,6 +8,7 @@ import path from 'node:path';
 import { parseScenario, type Sample } from '@kbench/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScenarioRun, unsupportedIssues } from '../src/index.js';
+import { electedPartitions } from '../src/target.js';
 
 let workDir: string;
 beforeAll(async () => {
@@ -160,7 +161,7 @@ describe('refusals of fault kinds, before any load', () => {
       {
         path: 'faults[1].action',
         message:
-          "rolling-restart needs target bundled: only the bundled cluster, which runs in kbench's process, takes isolate, heal, slow-disk, rolling-restart, preferred-leaders; the kafka target takes kill, pause, restart and command",
+          "rolling-restart needs target bundled: only the bundled cluster, which runs in kbench's process, takes isolate, heal, slow-disk, rolling-restart; the kafka target takes kill, pause, restart, preferred-leaders and command",
       },
     ]);
     expect(issues({ target: 'localhost:9092', faults: [{ at: '1s', action: 'preferred-leaders' }] })).toEqual(
@@ -173,5 +174,16 @@ describe('refusals of fault kinds, before any load', () => {
         },
       ],
     );
+  });
+});
+
+describe('electedPartitions', () => {
+  it("counts the partitions Kafka's leader election tool moved", () => {
+    expect(
+      electedPartitions(
+        'Successfully completed leader election (PREFERRED) for partitions kbench-a-0-0, __consumer_offsets-7\nValid replica already elected for partitions kbench-a-0-1\n',
+      ),
+    ).toBe(2);
+    expect(electedPartitions('Valid replica already elected for partitions kbench-a-0-0\n')).toBe(0);
   });
 });

@@ -22,6 +22,21 @@ export function clientPaceWarning(client: ClientLoad | undefined): string | null
 /** One executed fault: `pause node 2 for 500 ms`, `kill leader:t-0 (node 1)`, with why it failed. */
 export function faultText(fault: FaultEvent): string {
   if (fault.command) return `command ${JSON.stringify(fault.command.run)}: ${commandEndText(fault)}`;
+  if (fault.steps) {
+    // A rolling restart: each node's restart and when it was back in every ISR.
+    const steps = fault.steps.map((st) => {
+      const back =
+        st.inSyncT !== null
+          ? `in sync after ${Math.round((st.inSyncT - st.t) * 10) / 10} s`
+          : 'not back in sync';
+      return `node ${st.node} ${back}`;
+    });
+    return `rolling-restart: ${steps.join(', ') || 'no node restarted'}${fault.error ? `; failed, ${fault.error}` : ''}`;
+  }
+  if (fault.action === 'preferred-leaders')
+    return fault.error
+      ? `preferred-leaders: failed, ${fault.error}`
+      : `preferred-leaders: ${fault.moved ?? 0} partition${fault.moved === 1 ? '' : 's'} moved back`;
   const target = typeof fault.target === 'number' ? `node ${fault.target}` : fault.target;
   const resolved = fault.node !== null && typeof fault.target !== 'number' ? ` (node ${fault.node})` : '';
   const length = fault.durationMs !== null ? ` for ${fault.durationMs} ms` : '';

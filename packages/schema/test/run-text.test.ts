@@ -40,4 +40,34 @@ describe('faultText', () => {
       'kill leader:t-0: failed, no such topic',
     );
   });
+
+  it("a rolling restart's nodes in turn, and the partitions a preferred election moved", () => {
+    const base = {
+      action: 'rolling-restart',
+      target: '',
+      node: null,
+      durationMs: null,
+      error: null,
+    } as const;
+    const steps = [
+      { node: 1, t: 1, upT: 1.1, inSyncT: 1.6, error: null },
+      {
+        node: 2,
+        t: 1.6,
+        upT: 1.7,
+        inSyncT: null,
+        error: 'node 2 was not back in the ISR of all its partitions within 30 s',
+      },
+    ];
+    expect(faultText({ ...base, t: 1, steps, error: null })).toBe(
+      'rolling-restart: node 1 in sync after 0.6 s, node 2 not back in sync',
+    );
+    const failed =
+      'node 2 was not back in the ISR of all its partitions within 30 s; the nodes after it were not restarted';
+    expect(faultText({ ...base, t: 1, steps, error: failed })).toMatch(
+      /node 2 not back in sync; failed, node 2 was not back/,
+    );
+    const preferred = { ...base, t: 5, action: 'preferred-leaders', moved: 1 } as const;
+    expect(faultText(preferred)).toBe('preferred-leaders: 1 partition moved back');
+  });
 });
