@@ -103,6 +103,13 @@ export const FIELD_INFO: FieldInfo[] = [
     advanced: true,
   },
   {
+    path: 'verify',
+    kind: 'boolean',
+    label: 'Check records',
+    help: 'After load, read the log back and count acknowledged records lost, duplicated or reordered (driver native; values of 24 bytes or more). Runs with faults are checked anyway.',
+    advanced: true,
+  },
+  {
     path: 'cluster.nodes',
     kind: 'integer',
     label: 'Nodes',

@@ -9,6 +9,7 @@ import { FaultsTable } from '../components/FaultsTable';
 import { LatencyHeatmaps } from '../components/LatencyHeatmaps';
 import { RunCharts } from '../components/RunCharts';
 import { SummaryTable } from '../components/SummaryTable';
+import { VerificationPanel } from '../components/VerificationPanel';
 import { formatBytes, formatDateTime, runLength } from '../format';
 import { href, navigate } from '../router';
 
@@ -216,6 +217,7 @@ export function RunPage({ id }: { id: string }) {
       ) : (
         <p className="muted">No summary: the run did not reach its measured phase.</p>
       )}
+      {record.summary?.verification && <VerificationPanel verification={record.summary.verification} />}
       {record.environment.agents && <AgentsTable agents={record.environment.agents} />}
       {record.faults && record.faults.length > 0 && <FaultsTable faults={record.faults} />}
       {samples && samples.length > 0 && (
