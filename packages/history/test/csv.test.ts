@@ -34,6 +34,46 @@ describe('runsToCsv', () => {
     expect(csv).toContain(',1000,0.095,');
   });
 
+  it('writes the record check (verify_*) of a run that had one, empty for one without', () => {
+    const totals = {
+      acknowledged: 9120,
+      found: 7280,
+      lost: 1840,
+      duplicated: 0,
+      reordered: 0,
+      unacknowledgedPresent: 3,
+      foreign: 0,
+    };
+    const verification = {
+      verdict: 'allowed' as const,
+      statement: '1,840 lost, allowed by acks=1 (of 9,120 acknowledged)',
+      allows: { lost: 'acks=1', duplicated: null, reordered: null },
+      totals,
+      partitions: [{ topic: 't', partition: 0, ...totals }],
+    };
+    const checked = makeRun({ summary: { ...makeSummary(), verification } });
+    const unchecked = makeRun({ summary: makeSummary() });
+    const [header, row, plain] = runsToCsv(
+      [checked, unchecked].map(({ scenario, environment, ...rest }) => ({
+        ...rest,
+        name: 'x',
+        target: 'bundled',
+        driver: 'native',
+      })),
+    ).split('\r\n');
+    const at = (line: string | undefined, column: string) =>
+      line?.split(',')[header?.split(',').indexOf(column) ?? -1];
+    expect(header).toContain(
+      ',e2e_max_ms,verify_verdict,verify_acknowledged,verify_lost,verify_duplicated,verify_reordered,error,',
+    );
+    expect(
+      ['verify_verdict', 'verify_acknowledged', 'verify_lost', 'verify_duplicated', 'verify_reordered'].map(
+        (c) => at(row, c),
+      ),
+    ).toEqual(['allowed', '9120', '1840', '0', '0']);
+    expect(at(plain, 'verify_verdict')).toBe('');
+  });
+
   it('names the runs a run went on at the same time as in concurrent_with, joined with ;', () => {
     const { scenario, environment, ...rest } = makeRun({ concurrentWith: ['aaaa1111', 'bbbb2222'] });
     const [header, row] = runsToCsv([{ ...rest, name: 'x', target: 'bundled', driver: 'native' }]).split(
