@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verificationText } from '../src/format.js';
 import { runKbench } from './helpers.js';
 
 let home: string;
@@ -68,5 +69,30 @@ describe('kbench run with verify', () => {
     expect(v.totals.found).toBe(v.totals.acknowledged);
     expect([v.totals.lost, v.totals.duplicated, v.totals.reordered]).toEqual([0, 0, 0]);
     expect(v.partitions).toHaveLength(3);
+  });
+
+  it('prints a failed check loudly, with the partitions that missed records', () => {
+    const counts = {
+      acknowledged: 500,
+      found: 497,
+      lost: 3,
+      duplicated: 0,
+      reordered: 0,
+      unacknowledgedPresent: 0,
+      foreign: 0,
+    };
+    const text = verificationText({
+      verdict: 'failed',
+      statement: 'FAILED: 3 lost (of 1,000 acknowledged), which the settings (...) do not allow',
+      allows: { lost: null, duplicated: null, reordered: null },
+      totals: { ...counts, acknowledged: 1000, found: 997 },
+      partitions: [
+        { topic: 't', partition: 0, ...counts },
+        { topic: 't', partition: 1, ...counts, lost: 0, found: 500 },
+      ],
+    });
+    expect(text).toContain('\n\n!!! RECORD CHECK FAILED: 3 lost (of 1,000 acknowledged)');
+    expect(text).toMatch(/t:0 +500 +3 +0 +0 +0/);
+    expect(text).not.toContain('t:1');
   });
 });

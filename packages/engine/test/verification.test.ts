@@ -6,6 +6,7 @@ import path from 'node:path';
 import { parseScenario, ScenarioError, type ScenarioInput } from '@kbench/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScenarioRun } from '../src/index.js';
+import { judge } from '../src/verification.js';
 
 let workDir: string;
 beforeAll(async () => {
@@ -119,5 +120,41 @@ describe('the record check', () => {
       totals: null,
       partitions: [],
     });
+  });
+
+  it('judges misses by what the settings allow: failed under acks=all, min ISR 2 and idempotence; allowed under acks=1', () => {
+    const partition = (lost: number, duplicated: number, reordered: number) => ({
+      topic: 't',
+      partition: 0,
+      acknowledged: 1000,
+      found: 1000 - lost,
+      lost,
+      duplicated,
+      reordered,
+      unacknowledgedPresent: 2,
+      foreign: 0,
+    });
+    const strict = parseScenario({
+      driver: 'native',
+      cluster: { nodes: 3 },
+      topics: { replicationFactor: 3, minInsyncReplicas: 2 },
+      producers: { acks: 'all', idempotence: true },
+    });
+    const failed = judge(strict, [partition(3, 1, 0)]);
+    expect(failed.verdict).toBe('failed');
+    expect(failed.statement).toBe(
+      'FAILED: 3 lost; 1 duplicated (of 1,000 acknowledged), which the settings (acks=all, min.insync.replicas=2, idempotence on) do not allow; 2 unacknowledged send(s) landed (normal, not judged)',
+    );
+    const loose = parseScenario({ driver: 'native', producers: { acks: 1, maxInFlight: 1 } });
+    const allowed = judge(loose, [partition(3, 1, 0)]);
+    expect(allowed.verdict).toBe('allowed');
+    expect(allowed.statement).toBe(
+      '3 lost, allowed by acks=1; 1 duplicated, allowed by idempotence off (a retried send can land twice) (of 1,000 acknowledged); 2 unacknowledged send(s) landed (normal, not judged)',
+    );
+    // A reorder with one request in flight is not allowed even without idempotence.
+    expect(judge(loose, [partition(0, 0, 4)]).verdict).toBe('failed');
+    expect(
+      judge(strict, [partition(0, 0, 0), { ...partition(0, 0, 0), partition: 1 }]).totals?.acknowledged,
+    ).toBe(2000);
   });
 });
