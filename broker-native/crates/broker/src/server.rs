@@ -1,6 +1,10 @@
 //! The TCP server: an accept loop that keeps to the connection limits, and
 //! one task per connection that reads frames, dispatches them in order and
-//! writes the responses back in the same order.
+//! writes the responses back in the same order. A Produce request is
+//! appended when read and answered when its acks are met (the sync under
+//! fsync `batch`, the replicas for acks=all), while the connection reads
+//! and appends its next requests (up to `MAX_IN_FLIGHT` requests and
+//! `MAX_IN_FLIGHT_BYTES`).
 //!
 //! Nothing a client sends can hold the broker: a connection idle for
 //! `connections_max_idle` is closed; a frame must be whole within
@@ -24,7 +28,7 @@ use crate::handlers::{self, AuthProgress};
 use crate::security::{self, sasl};
 use crate::stats::Stats;
 use bytes::{Buf, Bytes, BytesMut};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::io::IoSlice;
 use std::net::{IpAddr, SocketAddr};
@@ -42,6 +46,12 @@ const MIN_IDLE_TO_EVICT: Duration = Duration::from_secs(1);
 const SMALL_FRAME: usize = 64 * 1024;
 /// The most read from a socket at once into a large frame.
 const READ_CHUNK: usize = 256 * 1024;
+/// The most Produce requests one connection may have taken in (appended)
+/// and not yet answered (waiting for their sync or replicas), and the most
+/// bytes of such requests; past either it stops reading until the oldest
+/// is answered, so a client cannot queue unbounded work.
+const MAX_IN_FLIGHT: usize = 64;
+const MAX_IN_FLIGHT_BYTES: usize = 64 << 20;
 
 /// Serves `listener` with the TLS and SASL that `security` asks for until
 /// `shutdown` completes, then closes every connection and returns once
@@ -384,31 +394,112 @@ impl<S: Transport> Connection<S> {
                 return Ok(());
             }
         }
+        // Produce requests taken in (appended) whose responses wait for
+        // their sync or replicas, oldest first, with their frame sizes.
+        let mut in_flight: VecDeque<(handlers::Deferred, usize)> = VecDeque::new();
+        let mut in_flight_bytes = 0usize;
         loop {
-            let Some((frame, permit)) = self.next_frame(shutdown).await? else {
-                return Ok(());
-            };
-            let request = codec::decode_request(frame, &self.broker.apis)?;
-            // An isolated cluster node (fault injection) drops the connection.
-            if self.broker.pause.refuses(request.header.client_id.as_deref()) {
-                return Ok(());
-            }
-            // A paused cluster node (fault injection) holds every request.
-            if self.broker.pause.paused() {
-                tokio::select! {
-                    _ = self.broker.pause.wait() => {}
-                    _ = shutdown.recv() => return Ok(()),
+            let read = if in_flight.is_empty() {
+                self.next_frame(shutdown).await?
+            } else {
+                let room = in_flight.len() < MAX_IN_FLIGHT && in_flight_bytes < MAX_IN_FLIGHT_BYTES;
+                let head = &mut in_flight.front_mut().expect("not empty").0;
+                let done = if room {
+                    tokio::select! {
+                        biased;
+                        done = head => done,
+                        read = self.next_frame(shutdown) => match read? {
+                            Some(frame) => {
+                                if !self.take(frame, &mut in_flight, &mut in_flight_bytes, shutdown).await? {
+                                    return Ok(());
+                                }
+                                continue;
+                            }
+                            None => return Ok(()),
+                        },
+                    }
+                } else {
+                    tokio::select! {
+                        done = head => done,
+                        _ = shutdown.recv() => return Ok(()),
+                    }
+                };
+                let (_, bytes) = in_flight.pop_front().expect("not empty");
+                in_flight_bytes -= bytes;
+                if let Some(response) = done? {
+                    self.send(&response).await?;
                 }
-            }
-            let response = tokio::select! {
-                response = handlers::dispatch(&self.broker, request, self.peer) => response?,
-                _ = shutdown.recv() => return Ok(()),
+                continue;
             };
-            drop(permit);
-            if let Some(response) = response {
+            let Some(frame) = read else {
+                return Ok(());
+            };
+            if !self
+                .take(frame, &mut in_flight, &mut in_flight_bytes, shutdown)
+                .await?
+            {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Takes in one request: a Produce joins `in_flight` once appended
+    /// (the connection goes on reading while it waits for its sync); any
+    /// other request first lets every earlier response go out, then runs
+    /// and answers in turn. False when the connection is to end quietly.
+    async fn take(
+        &mut self,
+        (frame, permit): (Bytes, Option<OwnedSemaphorePermit>),
+        in_flight: &mut VecDeque<(handlers::Deferred, usize)>,
+        in_flight_bytes: &mut usize,
+        shutdown: &mut broadcast::Receiver<()>,
+    ) -> Result<bool> {
+        let size = frame.len();
+        let request = codec::decode_request(frame, &self.broker.apis)?;
+        // An isolated cluster node (fault injection) drops the connection.
+        if self
+            .broker
+            .pause
+            .refuses(request.header.client_id.as_deref())
+        {
+            return Ok(false);
+        }
+        // A paused cluster node (fault injection) holds every request.
+        if self.broker.pause.paused() {
+            tokio::select! {
+                _ = self.broker.pause.wait() => {}
+                _ = shutdown.recv() => return Ok(false),
+            }
+        }
+        let request = match handlers::begin(&self.broker, request) {
+            Ok(deferred) => {
+                drop(permit);
+                in_flight.push_back((deferred, size));
+                *in_flight_bytes += size;
+                return Ok(true);
+            }
+            Err(request) => *request,
+        };
+        // Responses go out in request order.
+        while let Some((deferred, bytes)) = in_flight.pop_front() {
+            *in_flight_bytes -= bytes;
+            let done = tokio::select! {
+                done = deferred => done?,
+                _ = shutdown.recv() => return Ok(false),
+            };
+            if let Some(response) = done {
                 self.send(&response).await?;
             }
         }
+        let response = tokio::select! {
+            response = handlers::dispatch(&self.broker, request, self.peer) => response?,
+            _ = shutdown.recv() => return Ok(false),
+        };
+        drop(permit);
+        if let Some(response) = response {
+            self.send(&response).await?;
+        }
+        Ok(true)
     }
 
     /// Writes one response frame whole (TLS included: flushed).

@@ -102,8 +102,10 @@ async fn fsync_batch_counts_one_fsync_per_append_in_the_broker_stats() {
     let log = &handle.broker().log;
     log.create_topic("t", 1, false).unwrap();
     let partition = log.partition("t", 0).unwrap();
+    // Each append waits for its sync (off the tokio workers) before the next.
     for _ in 0..3 {
-        partition.append(&batch(2, 10)).unwrap();
+        let (_, durability) = partition.append_pending(&batch(2, 10)).unwrap();
+        durability.wait().await.unwrap();
     }
     let stats = handle.stats();
     assert_eq!(stats.fsyncs, 3);

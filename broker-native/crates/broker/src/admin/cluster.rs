@@ -336,9 +336,10 @@ impl TopicAdmin for ClusterAdmin {
         role: &Arc<PartitionRole>,
         follower: i32,
         fetch_offset: i64,
+        durable: i64,
         now_ms: i64,
     ) {
-        let Some(proposal) = role.on_follower_fetch(follower, fetch_offset, now_ms) else {
+        let Some(proposal) = role.on_follower_fetch(follower, fetch_offset, durable, now_ms) else {
             return;
         };
         let (node, role) = (self.node.clone(), role.clone());

@@ -124,6 +124,7 @@ pub trait TopicAdmin: Send + Sync {
         role: &Arc<PartitionRole>,
         follower: i32,
         fetch_offset: i64,
+        durable: i64,
         now_ms: i64,
     );
 }

@@ -120,5 +120,5 @@ impl TopicAdmin for SingleNodeAdmin {
     }
 
     /// Never called: a lone broker hands out no partition roles.
-    fn follower_fetched(&self, _: &Arc<PartitionRole>, _: i32, _: i64, _: i64) {}
+    fn follower_fetched(&self, _: &Arc<PartitionRole>, _: i32, _: i64, _: i64, _: i64) {}
 }

@@ -25,6 +25,15 @@ const MAX_WAIT_MS: i32 = 500;
 const PARTITION_MAX_BYTES: i32 = 4 << 20;
 const RESPONSE_MAX_BYTES: i32 = 32 << 20;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// The tagged field (in each FetchPartition, flexible versions) in which
+/// our followers report the offsets below which their copy is on disk, 8
+/// bytes big-endian. The leader's high watermark under fsync `batch` is
+/// the smallest such position among the in-sync replicas; a fetch without
+/// it (any other client) counts its fetch offset.
+pub const DURABLE_TAG: i32 = 0x6b62;
+/// The longest a follower with nothing new to fetch waits for its own sync
+/// before fetching again to report it.
+const DURABLE_WAIT: Duration = Duration::from_millis(100);
 /// The wait after a failed connect to the leader (doubling while it keeps failing), and after
 /// a failed fetch before connecting again.
 const BACKOFF: Backoff = Backoff {
@@ -117,9 +126,16 @@ async fn fetch_once(
     conn: &mut SimpleClient,
     targets: &[FollowTarget],
 ) -> Result<bool> {
+    // Fetching goes on while this replica's sync is pending (under fsync
+    // `batch`); such a fetch must not wait at the leader, or the durable
+    // position it is about to reach would be reported only after it.
+    let pending = targets.iter().find(|t| {
+        let p = &t.role.partition;
+        p.durable_end() < p.log_end_offset()
+    });
     let mut request = FetchRequest::default();
     request.replica_id = BrokerId(me.id);
-    request.max_wait_ms = MAX_WAIT_MS;
+    request.max_wait_ms = if pending.is_some() { 0 } else { MAX_WAIT_MS };
     request.min_bytes = 1;
     request.max_bytes = RESPONSE_MAX_BYTES;
     request.session_epoch = -1;
@@ -133,6 +149,10 @@ async fn fetch_once(
         p.last_fetched_epoch = partition.latest_epoch().unwrap_or(-1);
         p.log_start_offset = partition.log_start_offset();
         p.partition_max_bytes = PARTITION_MAX_BYTES;
+        p.unknown_tagged_fields.insert(
+            DURABLE_TAG,
+            bytes::Bytes::copy_from_slice(&partition.durable_end().to_be_bytes()),
+        );
         match topics.last_mut() {
             Some(t) if t.topic.as_str() == target.role.topic => t.partitions.push(p),
             _ => {
@@ -158,6 +178,7 @@ async fn fetch_once(
         return Ok(false);
     }
     let mut any_ok = false;
+    let mut appended = false;
     for topic in response.responses {
         for data in topic.partitions {
             let Some(target) = targets.iter().find(|t| {
@@ -202,12 +223,21 @@ async fn fetch_once(
             if let Some(records) = data.records.as_ref().filter(|r| !r.is_empty()) {
                 partition.append_as_follower(records)?;
                 me.stats.replicated_bytes(records.len());
+                appended = true;
             }
             let hw = data.high_watermark.min(partition.log_end_offset());
             if hw > partition.high_watermark() {
                 partition.set_high_watermark(hw);
             }
         }
+    }
+    if let (Some(target), false) = (pending, appended) {
+        // Nothing new: the next fetch is worth sending once the sync has
+        // moved this replica's durable position.
+        let partition = &target.role.partition;
+        let mut durable = partition.subscribe_durable();
+        let end = partition.log_end_offset();
+        let _ = tokio::time::timeout(DURABLE_WAIT, durable.wait_for(|d| *d >= end)).await;
     }
     Ok(any_ok)
 }

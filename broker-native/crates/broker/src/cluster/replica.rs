@@ -28,6 +28,9 @@ struct FollowerState {
     leo_at_last_fetch: i64,
     /// The last time the follower had everything the leader had.
     caught_up_ms: i64,
+    /// Offsets below this are on the follower's disk (its report under
+    /// fsync `batch`, else its log end); -1 unknown.
+    durable: i64,
 }
 
 #[derive(Debug)]
@@ -153,6 +156,7 @@ impl PartitionRole {
                             last_fetch_ms: now_ms,
                             leo_at_last_fetch: -1,
                             caught_up_ms: now_ms,
+                            durable: -1,
                         },
                     );
                 }
@@ -193,13 +197,14 @@ impl PartitionRole {
         }
     }
 
-    /// A follower fetched from `fetch_offset`: record its position, move the
-    /// high watermark, and propose adding it to the ISR once it has caught
-    /// up.
+    /// A follower fetched from `fetch_offset` with offsets below `durable`
+    /// on its disk: record its position, move the high watermark, and
+    /// propose adding it to the ISR once it has caught up.
     pub fn on_follower_fetch(
         &self,
         follower: i32,
         fetch_offset: i64,
+        durable: i64,
         now_ms: i64,
     ) -> Option<IsrProposal> {
         let mut s = self.lock();
@@ -212,6 +217,7 @@ impl PartitionRole {
             last_fetch_ms: now_ms,
             leo_at_last_fetch: -1,
             caught_up_ms: 0,
+            durable: -1,
         });
         if fetch_offset >= leo {
             f.caught_up_ms = now_ms;
@@ -219,6 +225,7 @@ impl PartitionRole {
             f.caught_up_ms = f.last_fetch_ms;
         }
         f.leo = fetch_offset;
+        f.durable = durable.min(fetch_offset);
         f.last_fetch_ms = now_ms;
         f.leo_at_last_fetch = leo;
         self.advance_high_watermark(&s);
@@ -282,12 +289,15 @@ impl PartitionRole {
         }
     }
 
-    /// HW = the smallest log end offset among the in-sync replicas.
+    /// HW = the smallest log end offset among the in-sync replicas; under
+    /// fsync `batch` the smallest durable offset (the leader's own
+    /// included), so acks=all answers only what every in-sync replica has
+    /// on disk.
     fn advance_high_watermark(&self, s: &RoleState) {
-        let mut hw = self.partition.log_end_offset();
+        let mut hw = self.partition.durable_end();
         for r in s.isr.iter().filter(|r| **r != self.me) {
             match s.followers.get(r) {
-                Some(f) if f.leo >= 0 => hw = hw.min(f.leo),
+                Some(f) if f.leo >= 0 && f.durable >= 0 => hw = hw.min(f.durable),
                 _ => return,
             }
         }
@@ -322,12 +332,44 @@ mod tests {
         role.partition.append(&batch(5, 10)).unwrap();
         role.after_leader_append();
         assert_eq!(role.partition.high_watermark(), 0);
-        assert_eq!(role.on_follower_fetch(2, 5, 10), None);
+        assert_eq!(role.on_follower_fetch(2, 5, 5, 10), None);
         assert_eq!(role.partition.high_watermark(), 0);
-        role.on_follower_fetch(3, 3, 10);
+        role.on_follower_fetch(3, 3, 3, 10);
         assert_eq!(role.partition.high_watermark(), 3);
-        role.on_follower_fetch(3, 5, 20);
+        role.on_follower_fetch(3, 5, 5, 20);
         assert_eq!(role.partition.high_watermark(), 5);
+    }
+
+    #[test]
+    fn under_fsync_batch_the_high_watermark_is_the_slowest_durable_position() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LogConfig {
+            fsync: crate::config::FsyncPolicy::Batch,
+            ..LogConfig::default()
+        };
+        let log = Log::open(dir.path(), config).unwrap();
+        log.create_topic("t", 1, false).unwrap();
+        let role = PartitionRole::new("t", 0, log.partition("t", 0).unwrap(), 1);
+        role.apply(&new_partition(vec![1, 2]), 1, 0);
+        let active = role.partition.local_active_for_tests();
+        let held = active.hold_sync();
+        let (_, durability) = role.partition.append_pending(&batch(5, 10)).unwrap();
+        role.after_leader_append();
+        // The follower has the batches and has synced them; the leader's
+        // own sync is still pending.
+        role.on_follower_fetch(2, 5, 5, 10);
+        assert_eq!(role.partition.high_watermark(), 0);
+        drop(held);
+        durability.wait_blocking().unwrap();
+        role.after_leader_append();
+        assert_eq!(role.partition.high_watermark(), 5);
+        // More batches: the follower fetched them (log end 8) but reports
+        // only 6 on disk.
+        role.partition.append(&batch(3, 10)).unwrap();
+        role.on_follower_fetch(2, 8, 6, 20);
+        assert_eq!(role.partition.high_watermark(), 6);
+        role.on_follower_fetch(2, 8, 8, 30);
+        assert_eq!(role.partition.high_watermark(), 8);
     }
 
     #[test]
@@ -349,8 +391,8 @@ mod tests {
         role.isr_written(&shrink, Some(2));
         assert_eq!(role.partition.high_watermark(), 4);
         // It fetches from behind (no proposal), then catches up.
-        assert_eq!(role.on_follower_fetch(2, 1, 2100), None);
-        let grow = role.on_follower_fetch(2, 4, 2200).unwrap();
+        assert_eq!(role.on_follower_fetch(2, 1, 1, 2100), None);
+        let grow = role.on_follower_fetch(2, 4, 4, 2200).unwrap();
         assert_eq!(grow.isr, vec![1, 2]);
         role.isr_written(&grow, Some(3));
         assert_eq!(role.isr(), vec![1, 2]);

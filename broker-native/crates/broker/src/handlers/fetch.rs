@@ -9,6 +9,7 @@
 //! is told where its log diverges instead of getting records.
 
 use crate::broker::Broker;
+use crate::cluster::fetcher::DURABLE_TAG;
 use crate::stats::Stats;
 use crate::storage::Partition;
 use bytes::Bytes;
@@ -22,6 +23,14 @@ use std::task::Poll;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
+
+/// The durable position one of our followers reports beside its fetch
+/// offset (`cluster::fetcher::DURABLE_TAG`); `None` from any other client
+/// or when malformed.
+fn reported_durable(p: &kafka_protocol::messages::fetch_request::FetchPartition) -> Option<i64> {
+    let bytes = p.unknown_tagged_fields.get(&DURABLE_TAG)?;
+    Some(i64::from_be_bytes(bytes.as_ref().try_into().ok()?))
+}
 
 /// One requested partition, resolved against the log.
 struct Wanted {
@@ -78,6 +87,7 @@ pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> Fetch
                                         &role,
                                         follower,
                                         p.fetch_offset,
+                                        reported_durable(&p).unwrap_or(p.fetch_offset),
                                         now,
                                     );
                                 }

@@ -29,7 +29,9 @@ use crate::security::sasl::{Handshake, Session};
 use bytes::BytesMut;
 use kafka_protocol::messages::ApiKey;
 use kafka_protocol::ResponseError;
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 
 /// Runs one request and returns its encoded response frame (`None` for
 /// Produce with acks=0, which gets no response). Fetch responses come back
@@ -84,6 +86,49 @@ pub async fn dispatch(
         group_request => groups::dispatch(broker, &header, group_request, peer, encode).await?,
     };
     Ok(Some(frame.into()))
+}
+
+/// A response still in the making after its request was taken in: the
+/// connection reads its next requests meanwhile and writes the responses
+/// in request order.
+pub type Deferred = Pin<Box<dyn Future<Output = Result<Option<Frame>>> + Send>>;
+
+/// Takes in a Produce request now (validated and appended, in the order
+/// the connection read it) and answers later, once its acks are met (the
+/// sync under fsync `batch`, the replicas for acks=all): the returned
+/// future encodes the response (`None` for acks=0). Any other request
+/// comes back as it is, for [`dispatch`].
+pub fn begin(
+    broker: &Broker,
+    request: DecodedRequest,
+) -> std::result::Result<Deferred, Box<DecodedRequest>> {
+    let DecodedRequest {
+        header,
+        api_key,
+        body,
+    } = request;
+    match body {
+        Request::Produce(req) => {
+            let version = header.request_api_version;
+            let correlation_id = header.correlation_id;
+            let pending = produce::start(broker, req, version);
+            Ok(Box::pin(async move {
+                match pending.finish().await {
+                    Some(response) => Ok(Some(
+                        response
+                            .encode_frame(correlation_id, api_key, version)?
+                            .into(),
+                    )),
+                    None => Ok(None),
+                }
+            }))
+        }
+        body => Err(Box::new(DecodedRequest {
+            header,
+            api_key,
+            body,
+        })),
+    }
 }
 
 /// Where a connection is in its SASL authentication after a request.

@@ -4,7 +4,7 @@ use crate::broker::Broker;
 use crate::cluster::PartitionRole;
 use crate::error::{Error, Result};
 use crate::stats::Stats;
-use crate::storage::{Appended, Partition};
+use crate::storage::{Appended, Durability, Partition};
 use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
@@ -17,18 +17,46 @@ use std::time::Duration;
 /// On a cluster node, each partition must be led here; with acks=all the
 /// response waits until every in-sync replica has the batches (the high
 /// watermark passes them), the leadership changes, or the request's
-/// timeout passes.
+/// timeout passes. Under fsync `batch`, acks=1 waits for the leader's sync
+/// and acks=all for every in-sync replica's.
 pub async fn response(
     broker: &Broker,
     req: ProduceRequest,
     version: i16,
 ) -> Option<ProduceResponse> {
+    start(broker, req, version).finish().await
+}
+
+/// A produce request whose batches are appended, waiting for what its
+/// acks ask (the sync, the replicas) before its response is ready.
+#[must_use]
+pub struct Pending {
+    acks: i16,
+    deadline: tokio::time::Instant,
+    responses: Vec<TopicProduceResponse>,
+    waits: Vec<Wait>,
+}
+
+/// One appended partition's wait.
+struct Wait {
+    topic: usize,
+    partition: usize,
+    /// This node's role for it, on a cluster node.
+    role: Option<Arc<PartitionRole>>,
+    last_offset: i64,
+    min_isr: i32,
+    durability: Durability,
+}
+
+/// Validates and appends every partition's batches now (so a connection's
+/// requests are appended in the order they came), without waiting for
+/// the sync or the replicas.
+pub fn start(broker: &Broker, req: ProduceRequest, version: i16) -> Pending {
     Stats::add(&broker.stats.produce_requests, 1);
     let acks_valid = matches!(req.acks, -1..=1);
     let deadline =
         tokio::time::Instant::now() + Duration::from_millis(req.timeout_ms.max(0) as u64);
-    // (topic index, partition index, role, last offset, min.insync.replicas)
-    let mut waits: Vec<(usize, usize, Arc<PartitionRole>, i64, i32)> = Vec::new();
+    let mut waits: Vec<Wait> = Vec::new();
     let mut responses: Vec<TopicProduceResponse> = Vec::with_capacity(req.topic_data.len());
     for (ti, topic) in req.topic_data.into_iter().enumerate() {
         let mut out = TopicProduceResponse::default();
@@ -50,16 +78,28 @@ pub async fn response(
                 }
             };
             match result {
-                Ok((appended, append_time, min_isr)) => {
+                Ok((appended, append_time, min_isr, durability)) => {
                     let records = appended.last_offset - appended.base_offset + 1;
                     Stats::add(&broker.stats.records_in, records.max(0) as u64);
                     p.base_offset = appended.base_offset;
                     p.log_append_time_ms = append_time.unwrap_or(-1);
-                    if let Ok(Some((role, _))) = &lead {
-                        role.after_leader_append();
-                        if req.acks == -1 {
-                            waits.push((ti, pi, role.clone(), appended.last_offset, min_isr));
+                    let role = match &lead {
+                        Ok(Some((role, _))) => {
+                            role.after_leader_append();
+                            Some(role.clone())
                         }
+                        _ => None,
+                    };
+                    let replicate = req.acks == -1 && role.is_some();
+                    if req.acks != 0 && (replicate || !durability.is_ready()) {
+                        waits.push(Wait {
+                            topic: ti,
+                            partition: pi,
+                            role,
+                            last_offset: appended.last_offset,
+                            min_isr,
+                            durability,
+                        });
                     }
                 }
                 Err((code, message)) => {
@@ -78,20 +118,50 @@ pub async fn response(
         out.name = topic.name;
         responses.push(out);
     }
-    for (ti, pi, role, last_offset, min_isr) in waits {
-        if let Err(e) = replicated(&role, last_offset, min_isr, deadline).await {
-            let p = &mut responses[ti].partition_responses[pi];
-            p.error_code = e.code();
-            p.base_offset = -1;
-            p.log_append_time_ms = -1;
+    Pending {
+        acks: req.acks,
+        deadline,
+        responses,
+        waits,
+    }
+}
+
+impl Pending {
+    /// Waits for each partition's sync (fsync `batch`) and, with acks=all
+    /// on a cluster node, for the high watermark; `None` for acks=0.
+    pub async fn finish(self) -> Option<ProduceResponse> {
+        let Pending {
+            acks,
+            deadline,
+            mut responses,
+            waits,
+        } = self;
+        for wait in waits {
+            let mut outcome = wait.durability.wait().await.map_err(|e| {
+                ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::KafkaStorageError)
+            });
+            if let (Ok(()), Some(role)) = (&outcome, &wait.role) {
+                // The leader's own copy is durable: the high watermark
+                // may move (under `batch` it counts durable offsets).
+                role.after_leader_append();
+                if acks == -1 {
+                    outcome = replicated(role, wait.last_offset, wait.min_isr, deadline).await;
+                }
+            }
+            if let Err(e) = outcome {
+                let p = &mut responses[wait.topic].partition_responses[wait.partition];
+                p.error_code = e.code();
+                p.base_offset = -1;
+                p.log_append_time_ms = -1;
+            }
         }
+        if acks == 0 {
+            return None;
+        }
+        let mut response = ProduceResponse::default();
+        response.responses = responses;
+        Some(response)
     }
-    if req.acks == 0 {
-        return None;
-    }
-    let mut response = ProduceResponse::default();
-    response.responses = responses;
-    Some(response)
 }
 
 /// Waits until the high watermark passes `last_offset` (every in-sync
@@ -131,13 +201,13 @@ async fn replicated(
 /// as a client's batches (storage applies max.message.bytes and
 /// message.timestamp.type).
 /// Returns the offsets, for LogAppendTime topics the time stamped on the
-/// batches, and min.insync.replicas.
+/// batches, min.insync.replicas, and the wait for the sync.
 fn append(
     partition: &Partition,
     records: &[u8],
     acks: i16,
     in_sync: usize,
-) -> Result<(Appended, Option<i64>, i32)> {
+) -> Result<(Appended, Option<i64>, i32, Durability)> {
     let config = *partition.topic_config().read().expect("topic config lock");
     if acks == -1 && config.min_insync_replicas as usize > in_sync {
         return Err(Error::kafka(
@@ -148,8 +218,13 @@ fn append(
             ),
         ));
     }
-    let (appended, append_time) = partition.append_from_client(records, &config)?;
-    Ok((appended, append_time, config.min_insync_replicas))
+    let (appended, append_time, durability) = partition.append_from_client(records, &config)?;
+    Ok((
+        appended,
+        append_time,
+        config.min_insync_replicas,
+        durability,
+    ))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ pub mod batch;
 pub mod catalog;
 pub mod epoch_cache;
 pub mod file_cache;
+pub mod group_commit;
 pub mod index;
 pub mod log;
 pub mod partition;
@@ -17,5 +18,7 @@ pub mod topic;
 
 pub use batch::Appended;
 pub use log::{Log, LogRecovery, FLUSH_CHECK_INTERVAL};
-pub use partition::{LogConfig, Partition, PartitionRead, RecoveryReport, SharedTopicConfig};
+pub use partition::{
+    Durability, LogConfig, Partition, PartitionRead, RecoveryReport, SharedTopicConfig,
+};
 pub use topic::Topic;

@@ -14,6 +14,8 @@
 
 use super::batch::Appended;
 use super::file_cache::FileCache;
+pub use super::group_commit::Durability;
+use super::group_commit::GroupCommit;
 use super::producer_state::ProducerStateTable;
 use super::retention;
 use super::segment::DEFAULT_INDEX_INTERVAL;
@@ -46,7 +48,6 @@ mod replication;
 /// The segments themselves (Apache Kafka's `LocalLog`).
 mod segments;
 
-use durability::GroupCommit;
 use epochs::{Epochs, StampedEpoch};
 use load::Loaded;
 pub use load::RecoveryReport;
@@ -116,7 +117,7 @@ pub struct Partition {
     producers: Mutex<Producers>,
     /// Leader epochs and where they start; locked after `producers`.
     epochs: Epochs,
-    durable: GroupCommit,
+    durable: Arc<GroupCommit>,
     recovery: RecoveryReport,
 }
 
@@ -164,6 +165,11 @@ impl Partition {
             // No batches, so no producers.
             producers.table.mark_loaded();
         }
+        let durable = Arc::new(GroupCommit::new(
+            log_end,
+            shared.flusher.clone(),
+            config.stats.clone(),
+        ));
         Ok(Partition {
             dir: dir.to_path_buf(),
             config,
@@ -174,7 +180,7 @@ impl Partition {
             shared,
             producers: Mutex::new(producers),
             epochs,
-            durable: GroupCommit::new(log_end),
+            durable,
             recovery: report,
         })
     }

@@ -21,6 +21,8 @@ pub struct LogShared {
     /// Bytes across all partitions of the log, for stats.
     pub total_size: Arc<AtomicU64>,
     pub flush_queue: FlushQueue,
+    /// The `batch` policy's group commit threads.
+    pub flusher: Arc<super::group_commit::Flusher>,
     pub clean: CleanShutdown,
 }
 
@@ -31,6 +33,7 @@ impl LogShared {
         LogShared {
             total_size,
             flush_queue: FlushQueue::default(),
+            flusher: Arc::default(),
             clean: CleanShutdown::new(data_dir),
         }
     }

@@ -10,9 +10,8 @@ use super::super::batch::{
 use super::super::producer_state::{self, Verdict};
 use super::super::segment::Segment;
 use super::producers::Producers;
-use super::Partition;
+use super::{Durability, Partition};
 use crate::clock::now_ms;
-use crate::config::FsyncPolicy;
 use crate::error::Result;
 use crate::topic_config::{TimestampType, TopicConfig};
 use std::sync::atomic::Ordering;
@@ -23,11 +22,22 @@ impl Partition {
     /// them with the leader epoch and appends them, rolling to a new
     /// segment by size (segment.bytes) or age (segment.ms). Nothing is
     /// written when any batch is invalid. With the `Batch` fsync policy it
-    /// returns once the batches are on disk.
+    /// returns once the batches are on disk (blocking: async callers use
+    /// [`Partition::append_pending`]).
     pub fn append(&self, records: &[u8]) -> Result<Appended> {
+        let (appended, durability) = self.append_pending(records)?;
+        durability.wait_blocking()?;
+        Ok(appended)
+    }
+
+    /// [`Partition::append`] without waiting for the sync: the batches
+    /// are written (to the page cache) when it returns, and the
+    /// [`Durability`] resolves once the `batch` policy's flusher has
+    /// synced them (at once under `none` and `interval`).
+    pub fn append_pending(&self, records: &[u8]) -> Result<(Appended, Durability)> {
         let mut batches = split_and_validate(records)?;
         let mut chunk = records.to_vec();
-        let (appended, policy, active) = {
+        let (appended, policy) = {
             let mut stamped = self.append_lock.lock().expect("append lock");
             let mut producers = self.producers.lock().expect("producers lock");
             let config = *self.topic_config.read().expect("topic config lock");
@@ -37,10 +47,9 @@ impl Partition {
             {
                 drop(producers);
                 drop(stamped);
-                if policy == FsyncPolicy::Batch {
-                    self.sync_through(appended.last_offset + 1)?;
-                }
-                return Ok(appended);
+                // A retry is acknowledged once the first copy is durable.
+                let durability = self.durability(policy, appended.last_offset + 1);
+                return Ok((appended, durability));
             }
             let base_offset = self.log_end_offset();
             let epoch = stamped.epoch();
@@ -66,32 +75,38 @@ impl Partition {
                 base_offset,
                 max_timestamp,
             )?;
+            self.after_write(policy, &active, next);
             let appended = Appended {
                 base_offset,
                 last_offset: next - 1,
             };
-            (appended, policy, active)
+            (appended, policy)
         };
-        self.after_append(policy, &active, appended.last_offset + 1)?;
-        Ok(appended)
+        let durability = self.durability(policy, appended.last_offset + 1);
+        Ok((appended, durability))
     }
 
     /// Appends a client's batches under the topic's `config` (as read for
     /// this request): a batch above max.message.bytes is MESSAGE_TOO_LARGE,
     /// and a LogAppendTime topic stamps the batches with the time now,
-    /// which it returns.
+    /// which it returns. The [`Durability`] is the `batch` policy's wait
+    /// for the sync.
     pub fn append_from_client(
         &self,
         records: &[u8],
         config: &TopicConfig,
-    ) -> Result<(Appended, Option<i64>)> {
+    ) -> Result<(Appended, Option<i64>, Durability)> {
         check_batch_sizes(records, config.max_message_bytes)?;
         match config.timestamp_type {
-            TimestampType::CreateTime => Ok((self.append(records)?, None)),
+            TimestampType::CreateTime => {
+                let (appended, durability) = self.append_pending(records)?;
+                Ok((appended, None, durability))
+            }
             TimestampType::LogAppendTime => {
                 let now = now_ms();
                 let stamped = stamp_log_append_time(records, now)?;
-                Ok((self.append(&stamped)?, Some(now)))
+                let (appended, durability) = self.append_pending(&stamped)?;
+                Ok((appended, Some(now), durability))
             }
         }
     }

@@ -1,107 +1,25 @@
-//! Durability: what each fsync policy asks of an append, and group commit
-//! for `FsyncPolicy::Batch` (one appender syncs everything written so far
-//! while the others whose offsets it covers wait for it, then return).
+//! Durability: what each fsync policy asks of an append. Under `batch` the
+//! partition's [`GroupCommit`] (storage/group_commit.rs) has the flusher
+//! sync it off the append path; under `interval` the segment joins the
+//! interval flusher's queue.
 
+use super::super::group_commit::Durability;
 use super::super::segment::Segment;
 use super::Partition;
 use crate::config::FsyncPolicy;
 use crate::error::Result;
-use std::sync::{Arc, Condvar, Mutex};
-
-/// Group commit (`FsyncPolicy::Batch`): offsets below `through` are on
-/// disk; one appender syncs at a time while the others wait for it.
-#[derive(Debug)]
-struct Durable {
-    through: i64,
-    syncing: bool,
-    /// Bumped by truncation, so a sync that raced it does not vouch for
-    /// offsets it never saw.
-    generation: u64,
-}
-
-/// Offsets below `through` are on disk; a condition variable wakes the
-/// appenders waiting for a sync in progress. Taken alone or last.
-#[derive(Debug)]
-pub(super) struct GroupCommit {
-    durable: Mutex<Durable>,
-    changed: Condvar,
-}
-
-impl GroupCommit {
-    /// Everything below `through` (the log end on open) is on disk.
-    pub fn new(through: i64) -> GroupCommit {
-        GroupCommit {
-            durable: Mutex::new(Durable {
-                through,
-                syncing: false,
-                generation: 0,
-            }),
-            changed: Condvar::new(),
-        }
-    }
-
-    /// Returns once `through` passes `next`: waits for a sync in progress,
-    /// or syncs itself with `sync_from` (from the first offset not yet
-    /// durable), vouching for everything below `log_end()` as read once
-    /// the sync is claimed.
-    pub fn sync_through(
-        &self,
-        next: i64,
-        log_end: impl FnOnce() -> i64,
-        sync_from: impl FnOnce(i64) -> Result<()>,
-    ) -> Result<()> {
-        let mut durable = self.durable.lock().expect("durable lock");
-        loop {
-            if durable.through >= next {
-                return Ok(());
-            }
-            if !durable.syncing {
-                break;
-            }
-            durable = self.changed.wait(durable).expect("durable lock");
-        }
-        durable.syncing = true;
-        let (from, generation) = (durable.through, durable.generation);
-        drop(durable);
-        let target = log_end();
-        let result = sync_from(from);
-        let mut durable = self.durable.lock().expect("durable lock");
-        durable.syncing = false;
-        if result.is_ok() && durable.generation == generation {
-            durable.through = durable.through.max(target);
-        }
-        self.changed.notify_all();
-        result
-    }
-
-    /// Offsets below this are on disk.
-    #[cfg(test)]
-    pub fn through(&self) -> i64 {
-        self.durable.lock().expect("durable lock").through
-    }
-
-    /// The log was cut at `log_end`: nothing at or past it is durable,
-    /// and a sync in progress no longer vouches for what it read.
-    pub fn truncated(&self, log_end: i64) {
-        let mut durable = self.durable.lock().expect("durable lock");
-        durable.through = durable.through.min(log_end);
-        durable.generation += 1;
-    }
-}
+use std::sync::Arc;
+use tokio::sync::watch;
 
 impl Partition {
     /// What the fsync policy asks of an append that wrote up to `next`
-    /// into `active`: nothing, a (group) sync, or a place in the interval
-    /// flusher's queue.
-    pub(super) fn after_append(
-        &self,
-        policy: FsyncPolicy,
-        active: &Arc<Segment>,
-        next: i64,
-    ) -> Result<()> {
+    /// into `active`, called under the append lock: nothing, a place in
+    /// the batch flusher's round, or a place in the interval flusher's
+    /// queue.
+    pub(super) fn after_write(&self, policy: FsyncPolicy, active: &Arc<Segment>, next: i64) {
         match policy {
-            FsyncPolicy::None => Ok(()),
-            FsyncPolicy::Batch => self.sync_through(next),
+            FsyncPolicy::None => {}
+            FsyncPolicy::Batch => self.durable.written(active, next),
             FsyncPolicy::Interval(every) => {
                 // An interval too long to represent means never.
                 if let Some(at) = std::time::Instant::now().checked_add(every) {
@@ -109,28 +27,45 @@ impl Partition {
                         self.shared.flush_queue.push(at, active.clone());
                     }
                 }
-                Ok(())
             }
         }
     }
 
-    /// Returns once every offset below `next` is on disk. One caller at a
-    /// time syncs, everything written so far; callers whose offsets that
-    /// sync covered return without syncing (group commit).
-    pub fn sync_through(&self, next: i64) -> Result<()> {
-        self.durable.sync_through(
-            next,
-            || self.log_end_offset(),
-            |from| self.sync_segments_from(from),
-        )
+    /// The wait for offsets below `next` to be durable: ready at once
+    /// unless the policy is `batch`.
+    pub(super) fn durability(&self, policy: FsyncPolicy, next: i64) -> Durability {
+        match policy {
+            FsyncPolicy::Batch => self.durable.wait_for(next),
+            _ => Durability::ready(),
+        }
     }
 
-    /// Syncs the segments that may hold offsets at or after `from`.
-    fn sync_segments_from(&self, from: i64) -> Result<()> {
-        for segment in self.local.holding_from(from) {
-            segment.sync(&self.config.stats)?;
+    /// Returns once every offset below `next` is on disk (blocking: not
+    /// for tokio workers).
+    pub fn sync_through(&self, next: i64) -> Result<()> {
+        self.durable.wait_for(next).wait_blocking()
+    }
+
+    /// The end of what this replica has made durable, as the high
+    /// watermark counts it: under `batch` the offsets synced so far, under
+    /// `none` and `interval` the log end (durability is not waited for).
+    pub fn durable_end(&self) -> i64 {
+        let log_end = self.log_end_offset();
+        match self.fsync_policy() {
+            FsyncPolicy::Batch => self.durable.through().min(log_end),
+            _ => log_end,
         }
-        Ok(())
+    }
+
+    /// The segment appends go to (tests that hold its sync).
+    #[cfg(test)]
+    pub(crate) fn local_active_for_tests(&self) -> Arc<Segment> {
+        self.local.active()
+    }
+
+    /// Wakes when the durable offset (under `batch`) moves.
+    pub fn subscribe_durable(&self) -> watch::Receiver<i64> {
+        self.durable.subscribe()
     }
 }
 
@@ -140,6 +75,7 @@ mod tests {
     use crate::config::FsyncPolicy;
     use crate::storage::batch::test_support::batch;
     use crate::topic_config::TopicConfig;
+    use kafka_protocol::ResponseError;
     use std::path::Path;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::{Arc, RwLock};
@@ -215,7 +151,7 @@ mod tests {
             }
         });
         assert_eq!(fsyncs(&partition), 1);
-        assert!(partition.durable.through() >= 4);
+        assert!(partition.durable_end() >= 4);
     }
 
     #[test]
@@ -229,6 +165,74 @@ mod tests {
         assert_eq!((dup.base_offset, dup.last_offset), (0, 1));
         assert_eq!(partition.log_end_offset(), 2);
         assert_eq!(fsyncs(&partition), 1);
+    }
+
+    #[test]
+    fn pending_appends_resolve_in_order_with_one_sync_per_round() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
+        let active = partition.local.active();
+        let held = active.hold_sync();
+        // The flusher is stuck in the first round's sync: every append
+        // returns at once, written but not durable.
+        let waits: Vec<_> = (0..3)
+            .map(|_| partition.append_pending(&batch(2, 10)).unwrap())
+            .collect();
+        assert_eq!(partition.log_end_offset(), 6);
+        assert_eq!(partition.durable_end(), 0);
+        assert!(waits.iter().all(|(_, d)| !d.is_ready()));
+        drop(held);
+        let mut bases = Vec::new();
+        for (appended, durability) in waits {
+            durability.wait_blocking().unwrap();
+            bases.push(appended.base_offset);
+        }
+        assert_eq!(bases, vec![0, 2, 4]);
+        assert_eq!(partition.durable_end(), 6);
+        // One fdatasync covered all three (the second round found nothing
+        // left unsynced).
+        assert_eq!(fsyncs(&partition), 1);
+    }
+
+    #[test]
+    fn a_failed_fdatasync_fails_the_waiting_appends_with_a_storage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
+        let active = partition.local.active();
+        let held = active.hold_sync();
+        let (_, durability) = partition.append_pending(&batch(2, 10)).unwrap();
+        // The segment's file vanishes under the broker: the flusher cannot
+        // reopen it to sync.
+        partition.config.files.clear();
+        std::fs::remove_file(active.log_path()).unwrap();
+        drop(held);
+        let err = durability.wait_blocking().unwrap_err();
+        assert_eq!(err.code(), ResponseError::KafkaStorageError.code());
+        assert!(err.to_string().contains("fdatasync failed"), "{err}");
+        assert_eq!(partition.durable_end(), 0);
+        assert_eq!(fsyncs(&partition), 0);
+    }
+
+    #[test]
+    fn truncation_during_a_pending_sync_fails_only_the_cut_appends() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
+        let active = partition.local.active();
+        let held = active.hold_sync();
+        let (_, kept) = partition.append_pending(&batch(2, 10)).unwrap();
+        let (_, cut) = partition.append_pending(&batch(2, 10)).unwrap();
+        partition.truncate_to(2).unwrap();
+        let err = cut.wait_blocking().unwrap_err();
+        assert_eq!(err.code(), ResponseError::NotLeaderOrFollower.code());
+        drop(held);
+        kept.wait_blocking().unwrap();
+        assert_eq!(partition.log_end_offset(), 2);
+        assert_eq!(partition.durable_end(), 2);
+        // Appends after the cut are made durable as before.
+        let (appended, durability) = partition.append_pending(&batch(1, 10)).unwrap();
+        durability.wait_blocking().unwrap();
+        assert_eq!(appended.base_offset, 2);
+        assert_eq!(partition.durable_end(), 3);
     }
 
     #[test]

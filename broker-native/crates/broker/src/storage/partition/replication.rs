@@ -94,7 +94,8 @@ impl Partition {
     /// start at the log end offset (else OFFSET_OUT_OF_RANGE, and nothing
     /// is written). Epochs newer than the cache's latest are recorded; an
     /// older one is an error. Rolls segments and follows the fsync policy
-    /// like `append`.
+    /// like `append`, without waiting for the sync: a follower reports
+    /// its durable position (`durable_end`) apart from its log end.
     pub fn append_as_follower(&self, records: &[u8]) -> Result<Appended> {
         let batches = split_and_validate(records)?;
         for pair in batches.windows(2) {
@@ -110,7 +111,7 @@ impl Partition {
             }
         }
         let (first, last) = (batches[0].1, batches[batches.len() - 1].1);
-        let (policy, active) = {
+        {
             let _appending = self.append_lock.lock().expect("append lock");
             let mut producers = self.producers.lock().expect("producers lock");
             let log_end = self.log_end_offset();
@@ -140,9 +141,8 @@ impl Partition {
                 log_end,
                 max_timestamp,
             )?;
-            (policy, active)
-        };
-        self.after_append(policy, &active, last.next_offset())?;
+            self.after_write(policy, &active, last.next_offset());
+        }
         Ok(Appended {
             base_offset: first.base_offset,
             last_offset: last.last_offset(),
@@ -181,7 +181,8 @@ impl Partition {
         stamped.after_truncation(latest);
         producers.table.reset();
         remove_snapshots_past(&self.dir, &mut producers.snapshots, log_end);
-        self.durable.truncated(log_end);
+        self.durable
+            .truncated(log_end, self.local.holding_from(self.durable.through()));
         tracing::info!(dir = %self.dir.display(), log_end, removed_segments = doomed.len(), "truncated");
         Ok(())
     }
