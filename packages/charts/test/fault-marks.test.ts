@@ -50,6 +50,7 @@ describe('the band of a fault with recovery figures', () => {
     e2eP99Ms: null,
     e2eMaxMs: null,
     errors: 50,
+    retries: 60,
     leaderElectionMs: 2010,
     leaderNote: null,
   };

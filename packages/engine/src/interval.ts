@@ -11,6 +11,8 @@ export interface ClientInterval {
   busy: number | null;
   /** Bytes on the wire (record batches as sent, headers and compression included), when the driver knows. */
   wireBytes?: number;
+  /** Records put back to be sent again (retried), when the driver counts them (the native producer). */
+  retries?: number;
 }
 
 /** Counts kept where the work happens, handed over and reset on each take(). */

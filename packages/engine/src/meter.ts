@@ -21,6 +21,9 @@ export class Meter {
     cpuMicros: 0,
   };
   private intervalWireBytes: number | null = null;
+  private intervalRetries: number | null = null;
+  /** Records retried in the interval last cut, or null when the driver does not count them. */
+  lastRetries: number | null = null;
   /** Produced bytes on the wire in the measured phase, or null when the driver does not count them. */
   private measuredWireBytes: number | null = null;
   /** Whether the broker shares this process (bundled, in-process), for the client CPU figure. */
@@ -56,6 +59,7 @@ export class Meter {
     this.producedTotal += interval.records;
     if (interval.wireBytes !== undefined)
       this.intervalWireBytes = (this.intervalWireBytes ?? 0) + interval.wireBytes;
+    if (interval.retries !== undefined) this.intervalRetries = (this.intervalRetries ?? 0) + interval.retries;
     this.intervalPublish.addBuckets(interval.latency);
     if (interval.busy !== null)
       this.intervalBusy.producer = Math.max(this.intervalBusy.producer ?? 0, interval.busy);
@@ -130,6 +134,8 @@ export class Meter {
         this.measuredWireBytes = (this.measuredWireBytes ?? 0) + this.intervalWireBytes;
     }
     this.intervalWireBytes = null;
+    this.lastRetries = this.intervalRetries;
+    this.intervalRetries = null;
     this.intervalBusy = { producer: null, consumer: null, cpuMicros: 0 };
     this.interval = { producedRecords: 0, producedBytes: 0, consumedRecords: 0, consumedBytes: 0, errors: 0 };
     this.intervalPublish = new LatencyHistogram();

@@ -20,6 +20,8 @@ export interface RecoveryInput {
   samples: Sample[];
   /** The samples' latency histograms (any that are missing count as no latency). */
   intervals: IntervalHistograms[];
+  /** Each sample's retried records, by the samples' index (null or absent: the driver does not count them). */
+  retries?: (number | null)[];
   /** An open-loop run's target rate in records/s: the level to recover to; null for closed loop. */
   targetRate: number | null;
 }
@@ -130,7 +132,14 @@ export function faultRecoveries(faults: FaultEvent[], input: RecoveryInput): (Sa
       recoveredAt === null ? limit : Math.min(limit, Math.max(recoveredAt, first?.t ?? recoveredAt)),
     );
     const latency = windowLatency([input.intervals], { from: t, to: windowEndT, warmup: true });
-    const errors = samples.filter((s) => s.t > t && s.t <= windowEndT).reduce((sum, s) => sum + s.errors, 0);
+    let errors = 0;
+    let retries: number | null = null;
+    samples.forEach((s, i) => {
+      if (!(s.t > t && s.t <= windowEndT)) return;
+      errors += s.errors;
+      const retried = input.retries?.[i];
+      if (retried !== null && retried !== undefined) retries = (retries ?? 0) + retried;
+    });
     const recovery: SampledRecovery = {
       windowEndT,
       noAckSec: noAck,
@@ -142,6 +151,7 @@ export function faultRecoveries(faults: FaultEvent[], input: RecoveryInput): (Sa
       e2eP99Ms: latency.endToEndLatencyMs?.p99 ?? null,
       e2eMaxMs: latency.endToEndLatencyMs?.max ?? null,
       errors,
+      retries,
     };
     done.push({ t, recovery });
     return recovery;

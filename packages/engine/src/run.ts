@@ -139,6 +139,8 @@ export class ScenarioRun extends EventEmitter {
   private faults: FaultTimeline | null = null;
   /** The samples' latency histograms, kept for the faults' recovery figures (runs with faults only). */
   private readonly intervals: IntervalHistograms[] = [];
+  /** Each sample's retried records (null where the driver does not count them), for the same figures. */
+  private readonly retries: (number | null)[] = [];
   /** Per-second broker figures (bundled only). */
   private brokerStats: BrokerStatsMeter | null = null;
   /** The profile's Prometheus endpoints, scraped on the sample tick (absent without any). */
@@ -754,7 +756,10 @@ export class ScenarioRun extends EventEmitter {
     if (!warmup && this.phase === 'warmup') this.setPhase('measuring');
     this.emit('sample', sample);
     const histograms: IntervalHistograms = { t, warmup, ...this.meter.lastHistograms };
-    if (this.faults) this.intervals.push(histograms);
+    if (this.faults) {
+      this.intervals.push(histograms);
+      this.retries.push(this.meter.lastRetries);
+    }
     this.emit('histograms', histograms);
     this.emit('progress', this.progress());
   }
@@ -808,6 +813,7 @@ export class ScenarioRun extends EventEmitter {
     const sampled = faultRecoveries(faults.events, {
       samples: this.samples,
       intervals: this.intervals,
+      retries: this.retries,
       targetRate,
     });
     faults.events.forEach((event, i) => {

@@ -60,13 +60,16 @@ describe('faultRecoveries', () => {
     ]);
     // Records acknowledged right after the stall waited a second.
     const intervals = latencies(samples, (s) => (Math.abs(s.t - 6.1) < 1e-9 ? 1000 : 5));
-    const [r] = faultRecoveries([fault(5)], { samples, intervals, targetRate: null });
+    // The driver put 40 records back to be sent again in the stall's first sample, and 7 after it.
+    const retries = samples.map((s) => (Math.abs(s.t - 5.1) < 1e-9 ? 40 : s.t > 7 ? 7 : 0));
+    const [r] = faultRecoveries([fault(5)], { samples, intervals, retries, targetRate: null });
     expect(r).toMatchObject({
       noAckSec: 1,
       levelPerSec: 1000,
       recoverySec: 1,
       recoveryNote: null,
       errors: 3,
+      retries: 40,
     });
     // The window takes in the first sample back, where the records that waited are acknowledged.
     expect(r?.windowEndT).toBe(6.1);
@@ -131,5 +134,7 @@ describe('faultRecoveries', () => {
     const [r] = faultRecoveries([fault(5)], { samples, intervals: [], targetRate: null });
     expect(r?.noAckSec).toBeNull();
     expect(r?.recoverySec).toBeNull();
+    // Nor retries, where the driver does not count them.
+    expect(r?.retries).toBeNull();
   });
 });

@@ -136,6 +136,7 @@ const FAULT_HEADER = [
   'e2e_p99_ms',
   'e2e_max_ms',
   'errors',
+  'retried_records',
   'leader_election_ms',
   'leader_note',
 ];
@@ -163,6 +164,7 @@ export function faultsToCsv(faults: FaultEvent[]): string {
         r?.e2eP99Ms ?? null,
         r?.e2eMaxMs ?? null,
         r?.errors ?? null,
+        r?.retries ?? null,
         r?.leaderElectionMs ?? null,
         r?.leaderNote ?? null,
       ];

@@ -95,6 +95,7 @@ export function recoveryText(fault: FaultEvent): string {
     if (p99 !== null && max !== null) parts.push(`${name} p99 ${ms(p99)}, max ${ms(max)}`);
   }
   parts.push(`${r.errors} error${r.errors === 1 ? '' : 's'}`);
+  if (r.retries !== null) parts.push(`${r.retries} record${r.retries === 1 ? '' : 's'} retried`);
   if (r.leaderElectionMs !== null) parts.push(`new leader after ${ms(r.leaderElectionMs)}`);
   else if (r.leaderNote && fault.action !== 'command') parts.push(`leader: ${r.leaderNote}`);
   return parts.join('; ');

@@ -155,6 +155,8 @@ export const faultRecoverySchema = z.object({
   e2eMaxMs: z.number().nullable(),
   /** Errors the clients counted in the window (failed sends, and retried requests where the driver counts those). */
   errors: z.number(),
+  /** Records the producers put back to be sent again in the window (native driver; null where not counted). */
+  retries: z.number().nullable(),
   /**
    * Bundled cluster: ms from the fault until every partition the node led had another leader, polled
    * every 20 ms; null with `leaderNote` where that does not apply.

@@ -8,7 +8,7 @@ const ms = (v: number | null) => (v === null ? '–' : `${v < 10 ? v.toFixed(1) 
 const worst = (p99: number | null, max: number | null) => (p99 === null ? '–' : `${ms(p99)} / ${ms(max)}`);
 
 function RecoveryCells({ r }: { r: FaultRecovery | undefined }) {
-  if (!r) return <td colSpan={6} className="muted" />;
+  if (!r) return <td colSpan={7} className="muted" />;
   return (
     <>
       <td className="num" data-testid="fault-no-ack">
@@ -24,6 +24,7 @@ function RecoveryCells({ r }: { r: FaultRecovery | undefined }) {
       <td className="num">{worst(r.publishP99Ms, r.publishMaxMs)}</td>
       <td className="num">{worst(r.e2eP99Ms, r.e2eMaxMs)}</td>
       <td className="num">{r.errors}</td>
+      <td className="num">{r.retries ?? '–'}</td>
       <td className="num" data-testid="fault-leader" title={r.leaderNote ?? undefined}>
         {r.leaderElectionMs === null ? '–' : ms(r.leaderElectionMs)}
       </td>
@@ -62,6 +63,12 @@ export function FaultsTable({ faults }: { faults: FaultEvent[] }) {
               </th>
               <th className="num" title="Errors the clients counted in the fault's window">
                 errors
+              </th>
+              <th
+                className="num"
+                title="Records the producers sent again in the fault's window (native driver)"
+              >
+                retried
               </th>
               <th className="num" title="Until every partition the node led had a new leader">
                 new leader

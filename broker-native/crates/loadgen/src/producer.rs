@@ -912,6 +912,8 @@ impl Engine {
 
     /// Puts batches back at the front of their partitions' queues, in their original order.
     fn requeue(&mut self, batches: Vec<ClosedBatch>) {
+        let records: usize = batches.iter().map(|b| b.times.len()).sum();
+        self.stats().add_retries(records as u64);
         for batch in batches.into_iter().rev() {
             self.buffered += batch.buffered;
             self.partitions[batch.partition].ready.push_front(batch);

@@ -13,6 +13,8 @@ pub struct IntervalStats {
     pub value_bytes: u64,
     pub wire_bytes: u64,
     pub errors: u64,
+    /// Records put back to be sent again (a failed request, a lost connection, a retriable error).
+    pub retries: u64,
     pub latency: HistogramSnapshot,
 }
 
@@ -23,6 +25,7 @@ impl IntervalStats {
         self.value_bytes += other.value_bytes;
         self.wire_bytes += other.wire_bytes;
         self.errors += other.errors;
+        self.retries += other.retries;
         self.latency.merge(&other.latency);
     }
 }
@@ -33,6 +36,7 @@ pub struct SharedStats {
     value_bytes: AtomicU64,
     wire_bytes: AtomicU64,
     errors: AtomicU64,
+    retries: AtomicU64,
     latency: Mutex<Histogram>,
     last_error: Mutex<Option<String>>,
 }
@@ -45,6 +49,11 @@ impl SharedStats {
 
     pub fn add_wire_bytes(&self, bytes: u64) {
         self.wire_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts records put back to be sent again.
+    pub fn add_retries(&self, records: u64) {
+        self.retries.fetch_add(records, Ordering::Relaxed);
     }
 
     /// Counts an error and keeps its message as the last error.
@@ -70,6 +79,7 @@ impl SharedStats {
             value_bytes: self.value_bytes.swap(0, Ordering::Relaxed),
             wire_bytes: self.wire_bytes.swap(0, Ordering::Relaxed),
             errors: self.errors.swap(0, Ordering::Relaxed),
+            retries: self.retries.swap(0, Ordering::Relaxed),
             latency: histogram.snapshot(),
         }
     }

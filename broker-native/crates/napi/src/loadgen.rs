@@ -29,6 +29,8 @@ pub struct BindingNativeInterval {
     pub value_bytes: f64,
     pub wire_bytes: f64,
     pub errors: f64,
+    /// Records a producer put back to be sent again (retried); 0 for consumers.
+    pub retries: f64,
     pub latency_buckets: Vec<u32>,
     pub latency_counts: Vec<f64>,
     pub latency_count: f64,
@@ -43,6 +45,7 @@ impl From<IntervalStats> for BindingNativeInterval {
             value_bytes: s.value_bytes as f64,
             wire_bytes: s.wire_bytes as f64,
             errors: s.errors as f64,
+            retries: s.retries as f64,
             latency_buckets: s.latency.buckets,
             latency_counts: s.latency.counts.into_iter().map(|c| c as f64).collect(),
             latency_count: s.latency.count as f64,

@@ -24,6 +24,7 @@ function toInterval(n: NativeInterval): ClientInterval {
     valueBytes: n.valueBytes,
     wireBytes: n.wireBytes,
     errors: n.errors,
+    retries: n.retries,
     latency: {
       buckets: n.latencyBuckets,
       counts: n.latencyCounts,

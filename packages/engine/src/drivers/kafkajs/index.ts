@@ -36,6 +36,7 @@ export function mergeIntervals(parts: ClientInterval[]): ClientInterval {
     out.valueBytes += part.valueBytes;
     if (part.wireBytes !== undefined) out.wireBytes = (out.wireBytes ?? 0) + part.wireBytes;
     out.errors += part.errors;
+    if (part.retries !== undefined) out.retries = (out.retries ?? 0) + part.retries;
     out.latency.buckets.push(...part.latency.buckets);
     out.latency.counts.push(...part.latency.counts);
     out.latency.count += part.latency.count;
