@@ -17,7 +17,7 @@ use std::time::Duration;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::{FetchRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
-use kbench_client::Security;
+use kbench_client::{Security, SimpleClient};
 
 use crate::batch_reader::{for_each_value, next_offset};
 use crate::error::{Error, Result};
@@ -244,13 +244,19 @@ pub async fn read_log(
     let cluster = metadata.fetch(topics, Duration::from_secs(10)).await?;
     let version = metadata.versions().pick::<FetchRequest>()?;
     let mut out = vec![];
+    // One connection per leader, reused for each partition it leads.
+    let mut clients: HashMap<String, SimpleClient> = HashMap::new();
     for topic in &cluster.topics {
         for (index, &leader) in topic.leaders.iter().enumerate() {
             let partition = index as i32;
             let addr = cluster.leader_addr(leader).ok_or_else(|| {
                 Error::Protocol(format!("{}:{partition} has no leader", topic.name))
             })?;
-            let mut client = crate::connect::simple(addr, security).await?;
+            if !clients.contains_key(addr) {
+                let client = crate::connect::simple(addr, security).await?;
+                clients.insert(addr.to_string(), client);
+            }
+            let client = clients.get_mut(addr).expect("inserted above");
             let name = TopicName(StrBytes::from_string(topic.name.clone()));
             let mut log = PartitionLog::default();
             let (mut offset, mut stalled) = (0i64, 0u32);
