@@ -176,6 +176,23 @@ describe('starting a run with a bad scenario', () => {
     expect(body.issues[0].message).toMatch(/one of 0, 1, all/);
   });
 
+  it('answers 400 naming verify when the record check is asked of the kafkajs driver', async () => {
+    const res = await call({
+      method: 'POST',
+      url: '/api/runs',
+      payload: { scenario: { verify: true, duration: '3s' } },
+    });
+    expect(res.statusCode).toBe(400);
+    const body = res.json();
+    expect(body.issues).toEqual([
+      {
+        path: 'verify',
+        message:
+          'verify: true needs driver: native, whose producers mark each record (driver is kafkajs; --set driver=native)',
+      },
+    ]);
+  });
+
   it('names a field broken by a --set override', async () => {
     const res = await call({
       method: 'POST',
