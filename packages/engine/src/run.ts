@@ -782,7 +782,13 @@ export class ScenarioRun extends EventEmitter {
   private finish(status: RunOutcome['status'], error: string | null): RunOutcome {
     const measured = this.samples.some((s) => !s.warmup) ? this.meter.summary() : null;
     const found = measured && this.findMax ? { ...measured, findMax: this.findMax } : measured;
-    const summary = found && this.verification ? { ...found, verification: this.verification } : found;
+    // A run stopped (or failed) before its record check says so rather than leaving the check out.
+    const verification =
+      this.verification ??
+      (this.verifying
+        ? notVerified(this.scenario, `the run ${status === 'stopped' ? 'was stopped' : 'ended'} before it`)
+        : null);
+    const summary = found && verification ? { ...found, verification } : found;
     if (this.fleet) this.environment.agents = this.fleet.breakdown(summary?.measuredSeconds ?? 0);
     if (this.clusterMetrics) this.environment.metrics = this.clusterMetrics.describe();
     this.measureRecoveries();

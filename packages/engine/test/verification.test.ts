@@ -83,6 +83,20 @@ describe('the record check', () => {
     expect(v?.totals?.found).toBe((v?.totals?.acknowledged ?? 0) - lost);
   });
 
+  it('says a run stopped before its record check was not checked', async () => {
+    const live = new ScenarioRun(
+      parseScenario({ driver: 'native', verify: true, duration: '30s', producers: { count: 1, rate: 1000 } }),
+      { runId: 'verify-stopped', workDir },
+    );
+    live.on('sample', () => live.stop());
+    const outcome = await live.execute();
+    expect(outcome.status).toBe('stopped');
+    expect(outcome.summary?.verification?.verdict).toBe('not-run');
+    expect(outcome.summary?.verification?.statement).toBe(
+      'the record check did not run: the run was stopped before it',
+    );
+  });
+
   it('refuses verify: true on the kafkajs driver, naming the field', () => {
     const refused = (input: ScenarioInput) => {
       try {
