@@ -110,6 +110,16 @@ describe('the record check', () => {
     expect(refused({ verify: true })).toEqual([
       'verify: verify: true needs driver: native, whose producers mark each record (driver is kafkajs; --set driver=native)',
     ]);
+    // Load agents do not mark records yet: refused naming verify, before any agent is contacted.
+    expect(
+      () =>
+        new ScenarioRun(parseScenario({ verify: true, driver: 'native' }), {
+          runId: 'x',
+          workDir,
+          agents: [{ address: '127.0.0.1:9', roles: ['producers', 'consumers'] }],
+          agentToken: 'token',
+        }),
+    ).toThrow(/verify: the record check does not run on load agents yet/);
     expect(refused({ verify: true, driver: 'native', producers: { messageSize: 16 } })).toEqual([
       'producers.messageSize: the record check (verify) needs values of 24 bytes or more (an 8-byte send time and a 16-byte mark; the smallest is 16)',
     ]);
