@@ -50,6 +50,24 @@ export async function partitionLeader(
   });
 }
 
+/** The leader of every partition of some topics in one metadata request (null while a partition has none). */
+export async function partitionLeaders(
+  connection: Connection,
+  topics: string[],
+  log: Log,
+): Promise<{ topic: string; partition: number; leader: number | null }[]> {
+  return withAdmin(connection, 'kbench-faults', log, async (admin) => {
+    const metadata = await admin.fetchTopicMetadata({ topics });
+    return metadata.topics.flatMap((t) =>
+      t.partitions.map((p) => ({
+        topic: t.name,
+        partition: p.partitionId,
+        leader: p.leader === undefined || p.leader < 0 ? null : p.leader,
+      })),
+    );
+  });
+}
+
 /**
  * Creates the run's topics (whatever the load driver) and waits for their leaders. `created`
  * receives each name as soon as its creation is confirmed, so a failure half-way still leaves a

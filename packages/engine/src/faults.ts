@@ -59,6 +59,8 @@ export class FaultTimeline {
   private readonly resolved = new Map<string, number>();
   /** Command faults whose command is still running. */
   private readonly commands = new Set<RunningCommand>();
+  /** When each node was acted on, and how: a later fault on it ends the watch of an earlier one's election. */
+  private readonly acted: { node: number; at: number; action: string }[] = [];
   /** The leader election each fault on a node caused, measured while the run went on. */
   private readonly elections = new Map<FaultEvent, LeaderElection>();
 
@@ -132,11 +134,11 @@ export class FaultTimeline {
         node = returning && earlier !== undefined ? earlier : await this.resolveLeader(ref);
         this.resolved.set(ref, node);
       }
-      // Only these move leadership: an isolated node stops heart-beating to its peers.
+      // Only these move leadership: an isolated node stops heart-beating to its peers. (A restart
+      // brings a node back: the election, if any, belongs to the fault that took it down.)
       const moves =
         fault.action === 'kill' ||
         fault.action === 'pause' ||
-        fault.action === 'restart' ||
         (fault.action === 'isolate' && (fault.from ?? 'peers') === 'peers');
       const led = moves ? await this.partitionsLedBy(node) : [];
       const actedAt = performance.now();
@@ -147,9 +149,16 @@ export class FaultTimeline {
       else if (fault.action === 'isolate') await this.bundled().isolate(node, fault.from ?? 'peers', lasting);
       else if (fault.action === 'heal') await this.bundled().heal(node);
       else await this.bundled().slowDisk(node, (parseDurationMs(fault.delay) ?? 0) * 1000, lasting);
+      this.acted.push({ node, at: actedAt, action: fault.action });
       election = moves
         ? this.watchElection(node, led, actedAt, durationMs)
-        : Promise.resolve({ ms: null, note: `a ${fault.action} moves no leader by itself` });
+        : Promise.resolve({
+            ms: null,
+            note:
+              fault.action === 'restart'
+                ? 'a restart brings a node back: an election belongs to the fault that took it down'
+                : `a ${fault.action} moves no leader by itself`,
+          });
       const what =
         fault.action === 'isolate'
           ? ` from ${fault.from ?? 'peers'}`
@@ -282,12 +291,25 @@ export class FaultTimeline {
     const all = this.topics.flatMap((topic) =>
       Array.from({ length: this.scenario.topics.partitions }, (_, partition) => ({ topic, partition })),
     );
-    const led: { topic: string; partition: number }[] = [];
-    for (const p of all.slice(0, ELECTION_PARTITIONS)) {
-      const leader = await this.controller?.leaderOf(p.topic, p.partition).catch(() => null);
-      if (leader === node) led.push(p);
+    const some = all.slice(0, ELECTION_PARTITIONS);
+    const leaders = await this.leadersOf(some);
+    return some.filter((_, i) => leaders[i] === node);
+  }
+
+  /** The leader of each partition (null: none, or not known), in one request where the target can. */
+  private async leadersOf(partitions: { topic: string; partition: number }[]): Promise<(number | null)[]> {
+    const controller = this.controller;
+    if (!controller) return partitions.map(() => null);
+    if (controller.leaders) {
+      const topics = [...new Set(partitions.map((p) => p.topic))];
+      const known = await controller.leaders(topics).catch(() => []);
+      return partitions.map(
+        (p) => known.find((k) => k.topic === p.topic && k.partition === p.partition)?.leader ?? null,
+      );
     }
-    return led;
+    const out: (number | null)[] = [];
+    for (const p of partitions) out.push(await controller.leaderOf(p.topic, p.partition).catch(() => null));
+    return out;
   }
 
   /**
@@ -304,15 +326,23 @@ export class FaultTimeline {
     if (led.length === 0) return { ms: null, note: `node ${node} led none of the run's partitions` };
     const waiting = new Set(led);
     while (!this.stopped) {
-      for (const p of [...waiting]) {
-        const leader = await this.controller?.leaderOf(p.topic, p.partition).catch(() => null);
+      const still = [...waiting];
+      const leaders = await this.leadersOf(still);
+      still.forEach((p, i) => {
+        const leader = leaders[i];
         if (leader !== null && leader !== undefined && leader !== node) waiting.delete(p);
-      }
+      });
       if (waiting.size === 0) return { ms: Math.round(performance.now() - actedAt), note: null };
+      const again = this.acted.find((a) => a.node === node && a.at > actedAt);
+      if (again)
+        return {
+          ms: null,
+          note: `node ${node} was ${again.action === 'restart' ? 'restarted' : `acted on again (${again.action})`} before its partitions had a new leader`,
+        };
       if (pauseMs !== null && performance.now() - actedAt > pauseMs + ELECTION_POLL_MS * 5)
         return {
           ms: null,
-          note: `node ${node} was back after its pause and still led its partitions: no election`,
+          note: `node ${node} was back after ${pauseMs} ms and still led its partitions: no election`,
         };
       await new Promise((resolve) => setTimeout(resolve, ELECTION_POLL_MS));
     }

@@ -9,7 +9,7 @@ import {
   startCluster,
 } from '@kbench/broker-native';
 import { didYouMean, type Scenario, ScenarioError, type TargetProfile, targetKind } from '@kbench/schema';
-import { partitionLeader } from './admin.js';
+import { partitionLeader, partitionLeaders } from './admin.js';
 import { type BundledListener, bundledListener } from './bundled-security.js';
 import { ProfileStore } from './profiles.js';
 import { type ConnectionSecurity, connectionSecurity } from './security.js';
@@ -39,6 +39,8 @@ export interface FaultController {
   restart(node: number): Promise<void>;
   /** The node leading a partition, or null while none does. */
   leaderOf(topic: string, partition: number): Promise<number | null>;
+  /** Every partition's leader of some topics at once, where one request can tell (Admin metadata). */
+  leaders?(topics: string[]): Promise<{ topic: string; partition: number; leader: number | null }[]>;
   /** Moves leadership back to the preferred replicas (Kafka's PREFERRED election); how many partitions moved. */
   preferredLeaders(): Promise<number>;
   /** The bundled cluster's own faults (docs/scenarios.md#faults); absent on the managed Apache Kafka target. */
@@ -213,6 +215,7 @@ async function openManagedKafka(nodes: number, workDir?: string): Promise<Target
         pause: (node, ms) => kafka.pause(node, ms),
         restart: (node) => kafka.restart(node),
         leaderOf: (topic, partition) => partitionLeader(live(), topic, partition, () => {}),
+        leaders: (topics) => partitionLeaders(live(), topics, () => {}),
         preferredLeaders: async () => {
           // Kafka's own tool (kafka-leader-election.sh): kafkajs has no ElectLeaders.
           const tool = await runKafkaTool(

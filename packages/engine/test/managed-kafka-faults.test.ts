@@ -1,5 +1,5 @@
 // Faults on the managed Apache Kafka target: kill, pause and restart act on the KRaft nodes' JVMs
-// kbench started for the run; preferred-leaders runs Kafka's leader election tool against them. No timing assertions: the run completes and records what was done.
+// kbench started for the run; preferred-leaders runs Kafka's leader election tool against them. No timing assertions: the run completes and records what was done, and what each fault cost.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,6 +50,15 @@ describe('faults on the managed Apache Kafka target', () => {
     // A restart of a leader: reference brings back the node killed, not the partition's new leader.
     expect(restart).toMatchObject({ node: kill?.node, error: null });
     expect(pause).toMatchObject({ durationMs: 500, error: null });
+    // Every fault has its recovery figures (docs/scenarios.md#recovery-figures); with acks=all and
+    // min ISR 2, killing the leader stops acknowledgements until a new leader or the node's restart.
+    for (const f of outcome.faults) expect(f.recovery, f.action).toBeDefined();
+    expect(kill?.recovery?.noAckSec).toBeGreaterThan(0);
+    // The election is polled with Admin metadata: a time, or why there is none (KRaft fences a
+    // killed broker only after its session timeout, which the restart may come before).
+    const election = kill?.recovery;
+    if (election?.leaderElectionMs === null) expect(election?.leaderNote).toMatch(/node \d/);
+    else expect(election?.leaderElectionMs).toBeGreaterThan(0);
     expect([1, 2, 3]).toContain(pause?.node);
     const preferred = outcome.faults.find((f) => f.action === 'preferred-leaders');
     // Kafka's tool ran against the live nodes and its report was read. How many partitions moved
