@@ -134,6 +134,20 @@ impl BatchBuilder {
     /// (when the value is long enough to carry it). No allocation once the buffer has grown.
     #[inline]
     pub fn append(&mut self, timestamp_ms: i64, key: Option<&[u8]>, value: &[u8], stamp: f64) {
+        self.append_marked(timestamp_ms, key, value, stamp, None);
+    }
+
+    /// Like `append`, with the value's next 16 bytes replaced by `mark` too (the record check's
+    /// producer and sequence, see `verify`) when given and the value is long enough to carry both.
+    #[inline]
+    pub fn append_marked(
+        &mut self,
+        timestamp_ms: i64,
+        key: Option<&[u8]>,
+        value: &[u8],
+        stamp: f64,
+        mark: Option<&[u8; crate::verify::MARK_BYTES]>,
+    ) {
         if self.records == 0 {
             self.base_timestamp = timestamp_ms;
             self.max_timestamp = timestamp_ms;
@@ -152,7 +166,12 @@ impl BatchBuilder {
             None => put_varint(&mut self.buf, -1),
         }
         put_varint(&mut self.buf, value.len() as i64);
-        if value.len() >= crate::payload::STAMP_BYTES {
+        if let Some(mark) = mark.filter(|_| value.len() >= crate::verify::MARKED_VALUE_BYTES) {
+            self.buf.put_slice(&stamp.to_le_bytes());
+            self.buf.put_slice(mark);
+            self.buf
+                .put_slice(&value[crate::verify::MARKED_VALUE_BYTES..]);
+        } else if value.len() >= crate::payload::STAMP_BYTES {
             self.buf.put_slice(&stamp.to_le_bytes());
             self.buf.put_slice(&value[crate::payload::STAMP_BYTES..]);
         } else {

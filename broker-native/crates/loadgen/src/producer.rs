@@ -22,7 +22,7 @@ use crate::metadata::{is_retriable, ClusterMetadata, MetadataClient};
 use crate::partitioner::partition_for_key;
 use crate::payload::{now_micros, Rng, ValuePool};
 use crate::stats::{IntervalStats, SharedStats};
-use crate::verify::{write_mark, Ranges, MARKED_VALUE_BYTES};
+use crate::verify::{mark, Ranges, MARKED_VALUE_BYTES};
 use kbench_client::{decode_response, Connection, Pool, Response, Security};
 
 /// Largest produce request we build (the Java client's default `max.request.size`).
@@ -379,8 +379,6 @@ struct Engine {
     retry_at: Option<Instant>,
     /// With verification: the sequences acknowledged, per partition slot.
     acknowledged: Option<Arc<Mutex<Vec<Ranges>>>>,
-    /// A marked copy of the value being appended.
-    marked: Vec<u8>,
     verify: Option<u32>,
 }
 
@@ -459,7 +457,6 @@ impl Engine {
             acknowledged: properties
                 .verify
                 .map(|_| Arc::new(Mutex::new(vec![Ranges::new(); partitions_len]))),
-            marked: vec![],
             verify: properties.verify,
             config,
         }
@@ -642,25 +639,16 @@ impl Engine {
             Size::Payload(bytes) => &bytes[..],
             _ => self.pool.next(value_len),
         };
-        let value = match self.verify {
-            Some(producer) => {
-                // Validated: every value is long enough for its mark.
-                self.marked.clear();
-                self.marked.extend_from_slice(value);
-                write_mark(
-                    &mut self.marked,
-                    producer,
-                    self.partitions[partition].verify_next,
-                );
-                self.partitions[partition].verify_next += 1;
-                &self.marked[..]
-            }
-            None => value,
-        };
         let p = &mut self.partitions[partition];
+        // Validated: with verification every value is long enough for its mark.
+        let marked = self.verify.map(|producer| {
+            p.verify_next += 1;
+            mark(producer, p.verify_next - 1)
+        });
         let before = p.open.len();
         let stamp = send_micros - self.config.clock_offset_micros;
-        p.open.append(timestamp_ms, key, value, stamp);
+        p.open
+            .append_marked(timestamp_ms, key, value, stamp, marked.as_ref());
         self.buffered += p.open.len() - before;
         p.open_times.push(send_micros);
         p.open_value_bytes += value_len as u64;

@@ -34,13 +34,20 @@ pub const MARKED_VALUE_BYTES: usize = MARK_OFFSET + MARK_BYTES;
 const STALLED_FETCHES: u32 = 50;
 const FETCH_MAX_BYTES: i32 = 8 << 20;
 
-/// Writes the mark of (producer, sequence) into a value of [`MARKED_VALUE_BYTES`] or more.
+/// The mark of (producer, sequence), as it follows the send time in a value.
 #[inline]
-pub fn write_mark(value: &mut [u8], producer: u32, seq: u64) {
-    let mark = &mut value[MARK_OFFSET..MARKED_VALUE_BYTES];
+pub fn mark(producer: u32, seq: u64) -> [u8; MARK_BYTES] {
+    let mut mark = [0u8; MARK_BYTES];
     mark[..4].copy_from_slice(&MAGIC);
     mark[4..8].copy_from_slice(&producer.to_le_bytes());
     mark[8..].copy_from_slice(&seq.to_le_bytes());
+    mark
+}
+
+/// Writes the mark of (producer, sequence) into a value of [`MARKED_VALUE_BYTES`] or more.
+#[inline]
+pub fn write_mark(value: &mut [u8], producer: u32, seq: u64) {
+    value[MARK_OFFSET..MARKED_VALUE_BYTES].copy_from_slice(&mark(producer, seq));
 }
 
 /// The (producer, sequence) a value is marked with; None for a value too short or not marked.
@@ -439,6 +446,36 @@ mod tests {
         assert_eq!(log.foreign, 6);
         let v = verdict("t", 0, &acked(&[(0, 0, 1)]), &log);
         assert_eq!((v.lost, v.unacknowledged_present, v.foreign), (1, 1, 6));
+    }
+
+    #[test]
+    fn a_marked_record_keeps_its_size_send_time_and_the_rest_of_its_value() {
+        use crate::batch::{BatchBuilder, Compression, ProducerFields};
+        let value: Vec<u8> = (0..100u8).collect();
+        let mut builder = BatchBuilder::new(Compression::Lz4, 4096);
+        for seq in 0..3 {
+            builder.append_marked(0, None, &value, 1e15 + seq as f64, Some(&mark(7, seq)));
+        }
+        // Too short for a mark: only the send time is written.
+        builder.append_marked(0, None, &value[..20], 5.0, Some(&mark(7, 3)));
+        let batch = builder.finish(ProducerFields::NONE).unwrap();
+        let mut seen = vec![];
+        for_each_value(&batch, 0, |offset, v| {
+            seen.push((offset, v.len(), crate::payload::stamp_of(v), mark_of(v)));
+            if v.len() == 100 {
+                assert_eq!(&v[MARKED_VALUE_BYTES..], &value[MARKED_VALUE_BYTES..]);
+            }
+        })
+        .unwrap();
+        assert_eq!(
+            seen,
+            vec![
+                (0, 100, Some(1e15), Some((7, 0))),
+                (1, 100, Some(1e15 + 1.0), Some((7, 1))),
+                (2, 100, Some(1e15 + 2.0), Some((7, 2))),
+                (3, 20, Some(5.0), None),
+            ]
+        );
     }
 
     #[test]
