@@ -111,12 +111,7 @@ impl Broker {
 
     /// This node's traffic and storage figures.
     pub fn stats(&self) -> StatsSnapshot {
-        let partitions = self
-            .log
-            .topics()
-            .iter()
-            .map(|t| t.partitions.len())
-            .sum::<usize>();
+        let partitions = self.log.partition_count();
         self.stats.snapshot(
             self.log.size_bytes(),
             partitions as u64,

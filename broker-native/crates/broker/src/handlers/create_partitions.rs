@@ -179,11 +179,20 @@ mod tests {
             ResponseError::PolicyViolation.code()
         );
         assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 1);
-        assert_eq!(partition_dirs(dir.path()), 1);
-        // Within both limits it grows.
+        assert_eq!(partition_dirs(dir.path()), 0);
+        // Within both limits it grows; a partition's directory comes with
+        // its first write.
         let r = response(&broker, request("t", 50, false), 3).await;
         assert_eq!(r.results[0].error_code, 0);
-        assert_eq!(partition_dirs(dir.path()), 50);
+        assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 50);
+        assert_eq!(partition_dirs(dir.path()), 0);
+        broker
+            .log
+            .partition("t", 49)
+            .unwrap()
+            .append(&crate::storage::batch::test_support::batch(1, 10))
+            .unwrap();
+        assert_eq!(partition_dirs(dir.path()), 1);
     }
 
     #[tokio::test]
@@ -197,7 +206,7 @@ mod tests {
         assert_ne!(r.results[0].error_code, 0);
         assert_eq!(broker.log.topic("t").unwrap().partitions.len(), 1);
         std::fs::remove_file(dir.path().join("t-3")).unwrap();
-        assert_eq!(partition_dirs(dir.path()), 1, "t-1 and t-2 were removed");
+        assert_eq!(partition_dirs(dir.path()), 0, "no directory left behind");
         // Nothing half-made stands in the way of a retry.
         let r = response(&broker, request("t", 6, false), 3).await;
         assert_eq!(r.results[0].error_code, 0);

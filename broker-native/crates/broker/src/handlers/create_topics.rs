@@ -221,6 +221,103 @@ mod tests {
         assert!(broker.log.topic("t").is_none());
     }
 
+    /// Thousands of topics, made in CreateTopics requests of 1,000 as the
+    /// `topics` benchmark makes its 120,000: each is there with its own id,
+    /// in Metadata and after a restart; none costs a directory until it is
+    /// written; the node's partition limit still refuses the one too many.
+    /// (The limit bounds what the test can make on disk: 3,000 partitions.)
+    #[tokio::test]
+    async fn thousands_of_topics_stay_correct_and_make_no_directory_until_written() {
+        const COUNT: usize = 3_000;
+        let dir = tempfile::tempdir().unwrap();
+        let open = || {
+            let mut config = crate::BrokerConfig::new(dir.path());
+            config.limits.max_partitions = COUNT;
+            Broker::open(config, 9092).unwrap()
+        };
+        let name = |i: usize| format!("many-{i:05}");
+        let broker = open();
+        let mut ids = std::collections::HashMap::new();
+        for from in (0..COUNT).step_by(1_000) {
+            let mut req = CreateTopicsRequest::default();
+            req.topics = (from..from + 1_000)
+                .map(|i| request(&name(i), 1, 1, false).topics.remove(0))
+                .collect();
+            let r = response(&broker, req, 7).await;
+            assert_eq!(r.topics.len(), 1_000);
+            for t in r.topics {
+                assert_eq!(t.error_code, 0, "{}", t.name.as_str());
+                ids.insert(t.name.to_string(), t.topic_id);
+            }
+        }
+        assert_eq!(ids.len(), COUNT);
+        assert_eq!(
+            ids.values().collect::<std::collections::HashSet<_>>().len(),
+            COUNT
+        );
+        let too_many = response(&broker, request("one-too-many", 1, 1, false), 7).await;
+        assert_eq!(
+            too_many.topics[0].error_code,
+            ResponseError::PolicyViolation.code()
+        );
+        let partition_dirs = || {
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter(|e| e.as_ref().unwrap().path().is_dir())
+                .count()
+        };
+        // The data directory holds the catalog (and the groups' store) only.
+        let before = partition_dirs();
+        assert!(before <= 1, "{before} directories");
+        let mut meta = kafka_protocol::messages::MetadataRequest::default();
+        meta.topics = Some(
+            [0, 1_234, COUNT - 1]
+                .iter()
+                .map(|i| {
+                    let mut t =
+                        kafka_protocol::messages::metadata_request::MetadataRequestTopic::default();
+                    t.name = Some(TopicName(StrBytes::from_string(name(*i))));
+                    t
+                })
+                .collect(),
+        );
+        let described = crate::handlers::metadata::response(&broker, meta, 12).await;
+        for t in &described.topics {
+            assert_eq!(t.error_code, 0);
+            assert_eq!(t.partitions.len(), 1);
+            assert_eq!(
+                Some(&t.topic_id),
+                ids.get(t.name.as_ref().unwrap().as_str())
+            );
+        }
+        // A write makes that partition's directory, and only that one.
+        let written = broker.log.partition(&name(1_234), 0).unwrap();
+        written
+            .append(&crate::storage::batch::test_support::batch(3, 10))
+            .unwrap();
+        assert_eq!(partition_dirs(), before + 1);
+        assert!(dir.path().join(format!("{}-0", name(1_234))).is_dir());
+        broker.log.flush().unwrap();
+        drop((written, broker));
+
+        let reopened = open();
+        assert_eq!(reopened.log.topics().len(), COUNT);
+        for (n, id) in &ids {
+            assert_eq!(reopened.log.topic(n).unwrap().id, *id, "{n}");
+        }
+        let p = reopened.log.partition(&name(1_234), 0).unwrap();
+        assert_eq!(p.log_end_offset(), 3);
+        assert_eq!(
+            reopened
+                .log
+                .partition(&name(0), 0)
+                .unwrap()
+                .log_end_offset(),
+            0
+        );
+        assert_eq!(partition_dirs(), before + 1);
+    }
+
     #[tokio::test]
     async fn existing_topic_is_topic_already_exists() {
         let dir = tempfile::tempdir().unwrap();

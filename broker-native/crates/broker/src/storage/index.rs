@@ -111,9 +111,32 @@ impl OffsetIndex {
 pub(crate) fn write_replacing(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
-    std::fs::write(&tmp, bytes)?;
+    in_partition_dir(path, || std::fs::write(&tmp, bytes))?;
     std::fs::rename(&tmp, path)?;
     Ok(())
+}
+
+/// Runs `create` (which makes a file in `path`'s directory) and, if that
+/// directory is missing, makes it (one level: the data directory must be
+/// there) and runs `create` again. A partition's directory is made by its
+/// first file, so a topic nobody has written to costs no inode.
+pub(crate) fn in_partition_dir<T>(
+    path: &Path,
+    create: impl Fn() -> std::io::Result<T>,
+) -> Result<T> {
+    match create() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let Some(dir) = path.parent() else {
+                return Err(e.into());
+            };
+            match std::fs::create_dir(dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
+                _ => {}
+            }
+            Ok(create()?)
+        }
+        other => Ok(other?),
+    }
 }
 
 /// `write_replacing`, durably: the temporary file is fsynced before the
@@ -122,7 +145,7 @@ pub(crate) fn write_replacing_durably(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
-    let mut file = std::fs::File::create(&tmp)?;
+    let mut file = in_partition_dir(path, || std::fs::File::create(&tmp))?;
     file.write_all(bytes)?;
     file.sync_all()?;
     drop(file);

@@ -139,6 +139,11 @@ impl Log {
             .and_then(|p| topic.partitions.get(p).cloned())
     }
 
+    /// Partitions this log holds, all topics together (no walk over them).
+    pub fn partition_count(&self) -> usize {
+        *self.create.lock().expect("create lock")
+    }
+
     /// All topics, sorted by name.
     pub fn topics(&self) -> Vec<Arc<Topic>> {
         let mut topics: Vec<_> = self

@@ -12,7 +12,7 @@
 //! shutdown (so that the next start can trust them instead of scanning).
 
 use super::file_cache::FileCache;
-use super::index::OffsetIndex;
+use super::index::{in_partition_dir, OffsetIndex};
 use super::time_index::TimeIndex;
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
@@ -78,6 +78,11 @@ pub struct Segment {
     /// segment.ms counts from it when batches carry no timestamps.
     created_ms: i64,
     deleted: AtomicBool,
+    /// The log file exists; false for a segment made by `create_lazily`
+    /// until its first write.
+    on_disk: AtomicBool,
+    /// Serialises making the file of a lazily created segment.
+    create_lock: Mutex<()>,
     /// Appended since the last sync (so flushing 100K idle partitions
     /// opens and fsyncs nothing).
     unsynced: AtomicBool,
@@ -114,6 +119,8 @@ impl Segment {
             first_timestamp: AtomicI64::new(NO_TIMESTAMP),
             created_ms: now_ms(),
             deleted: AtomicBool::new(false),
+            on_disk: AtomicBool::new(true),
+            create_lock: Mutex::new(()),
             unsynced: AtomicBool::new(false),
             sync_lock: Mutex::new(()),
             queued: AtomicBool::new(false),
@@ -121,35 +128,72 @@ impl Segment {
         }
     }
 
-    /// Creates an empty segment (replacing any file of the same name).
+    /// Creates an empty segment (replacing any file of the same name), and
+    /// the partition's directory if it has none yet.
     pub fn create(
         dir: &Path,
         base_offset: i64,
         index_interval: u64,
         files: Arc<FileCache>,
     ) -> Result<Segment> {
+        let segment = Segment::create_lazily(dir, base_offset, index_interval, files);
+        segment.make_file()?;
+        Ok(segment)
+    }
+
+    /// An empty segment whose log file (and the partition's directory, if
+    /// it has none) is made by its first write: a topic that is created and
+    /// never written costs no inode, so creating 100K of them is bound by the
+    /// catalog, not by the file system. Nothing reads an empty segment's
+    /// file (reads stop at its size, 0), and a sync finds nothing unsynced.
+    pub fn create_lazily(
+        dir: &Path,
+        base_offset: i64,
+        index_interval: u64,
+        files: Arc<FileCache>,
+    ) -> Segment {
         let segment = Segment::new(dir, base_offset, index_interval, files, 0);
-        let log = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(segment.log_path())?;
-        for stale in [segment.index_path(), segment.time_index_path()] {
+        segment.on_disk.store(false, Ordering::Relaxed);
+        *segment.indexes.lock().expect("index lock") = Indexes {
+            offsets: Some(OffsetIndex::new()),
+            times: Some(TimeIndex::new()),
+        };
+        segment
+    }
+
+    /// Makes the empty log file (replacing any file of the same name, and
+    /// removing index files left from one) and opens it.
+    fn make_file(&self) -> Result<Arc<File>> {
+        let path = self.log_path();
+        let log = Arc::new(in_partition_dir(&path, || {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&path)
+        })?);
+        for stale in [self.index_path(), self.time_index_path()] {
             match std::fs::remove_file(stale) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
                 _ => {}
             }
         }
-        segment.files.insert(segment.file_key, Arc::new(log));
-        *segment.indexes.lock().expect("index lock") = Indexes {
-            offsets: Some(OffsetIndex::new()),
-            times: Some(TimeIndex::new()),
-        };
-        Ok(segment)
+        self.files.insert(self.file_key, log.clone());
+        self.on_disk.store(true, Ordering::Release);
+        Ok(log)
     }
 
     fn file(&self) -> Result<Arc<File>> {
+        if !self.on_disk.load(Ordering::Acquire) {
+            let _creating = self.create_lock.lock().expect("create lock");
+            if self.deleted.load(Ordering::Acquire) {
+                return Err(self.gone());
+            }
+            if !self.on_disk.load(Ordering::Acquire) {
+                return self.make_file();
+            }
+        }
         match self.files.get(self.file_key, &self.log_path()) {
             Err(Error::Io(e))
                 if e.kind() == std::io::ErrorKind::NotFound

@@ -58,23 +58,20 @@ pub(super) struct Loaded {
     pub size: u64,
 }
 
-/// Opens (or creates) `dir`: see the module comment.
+/// Opens `dir` (a missing one is an empty partition): see the module comment.
 pub(super) fn load(dir: &Path, config: &LogConfig, clean_shutdown: bool) -> Result<Loaded> {
-    // A directory made just now has nothing to list (saves a read_dir
-    // per partition when creating many topics).
-    let fresh = match std::fs::create_dir(dir) {
-        Ok(()) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
-        Err(_) => {
-            std::fs::create_dir_all(dir)?;
-            false
-        }
+    // The directory is made by the partition's first file (see
+    // `Segment::create_lazily`): a partition never written has none.
+    let listing = match std::fs::read_dir(dir) {
+        Ok(listing) => Some(listing),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e.into()),
     };
     let mut bases: Vec<i64> = Vec::new();
     let mut snapshots = BTreeSet::new();
     let mut has_checkpoint = false;
-    if !fresh {
-        for entry in std::fs::read_dir(dir)? {
+    if let Some(listing) = listing {
+        for entry in listing {
             let Ok(name) = entry?.file_name().into_string() else {
                 continue;
             };
@@ -122,7 +119,7 @@ pub(super) fn load(dir: &Path, config: &LogConfig, clean_shutdown: bool) -> Resu
         segments.insert(*base, Arc::new(segment));
     }
     if segments.is_empty() {
-        let segment = Segment::create(dir, 0, config.index_interval, config.files.clone())?;
+        let segment = Segment::create_lazily(dir, 0, config.index_interval, config.files.clone());
         segments.insert(0, Arc::new(segment));
     }
     let log_start_offset = *segments.keys().next().expect("one segment");
