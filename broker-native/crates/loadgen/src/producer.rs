@@ -333,7 +333,7 @@ struct PartitionState {
     open_since: Option<Instant>,
     ready: VecDeque<ClosedBatch>,
     next_sequence: i32,
-    /// The verification sequence of the next record appended.
+    /// The sequence of the next record appended (marked in its value with verification).
     verify_next: u64,
 }
 
@@ -641,10 +641,10 @@ impl Engine {
         };
         let p = &mut self.partitions[partition];
         // Validated: with verification every value is long enough for its mark.
-        let marked = self.verify.map(|producer| {
-            p.verify_next += 1;
-            mark(producer, p.verify_next - 1)
-        });
+        // Every record takes a sequence (a batch's first is its count back from the next).
+        let seq = p.verify_next;
+        p.verify_next += 1;
+        let marked = self.verify.map(|producer| mark(producer, seq));
         let before = p.open.len();
         let stamp = send_micros - self.config.clock_offset_micros;
         p.open
