@@ -14,6 +14,7 @@ const BENCHES = [
   ['secured', path.resolve(here, '../dist/secured.js')],
   ['gate', path.resolve(here, '../dist/gate.js')],
   ['apache-kafka', path.resolve(here, '../dist/apache-kafka.js')],
+  ['durability', path.resolve(here, '../dist/durability.js')],
   ['whole', path.resolve(here, '../dist/main.js')],
 ];
 

@@ -1,0 +1,149 @@
+// npm run bench (durability part): what fsync before every acknowledgement costs, with Kafka's own
+// ProducerPerformance (1 KB records, acks=all, 6 partitions): the bundled broker's `--fsync batch` against
+// Apache Kafka 4.3.1 with log.flush.interval.messages=1 (flush.messages=1 on every topic), and against its
+// own `--fsync none`, on one node and on three (RF 3), into the durability section of docs/benchmarks.md.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  ensureKafkaJars,
+  KAFKA_VERSION,
+  type ProducerPerformanceResult,
+  producerPerformance,
+  runKafkaTool,
+  startApacheKafka,
+} from '@kbench/apache-kafka';
+import { startBundledBroker } from '@kbench/broker-launcher';
+import { BENCHMARKS_DOC, fixed, int, replaceSection } from './doc.js';
+import { holdBenchSlot } from './slot.js';
+
+// The other benchmarks' flags come along (npm run bench passes them to every part): not strict.
+const { values: flags } = parseArgs({
+  options: {
+    only: { type: 'string', default: 'durability' },
+    doc: { type: 'string', default: BENCHMARKS_DOC },
+  },
+  strict: false,
+});
+const RECORDS = Number(process.env.KBENCH_BENCH_DURABILITY_RECORDS ?? 300_000);
+const RECORD_SIZE = 1024;
+const PARTITIONS = 6;
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+interface Row {
+  target: string;
+  produced: ProducerPerformanceResult;
+  /** The 1-minute load average when the run started. */
+  load: number;
+}
+
+type Setup =
+  | { kind: 'bundled'; nodes: 1 | 3; fsync: 'none' | 'batch' }
+  | { kind: 'apache'; flushEveryMessage: true };
+
+function describe(setup: Setup): string {
+  if (setup.kind === 'apache') return `Apache Kafka ${KAFKA_VERSION}, one node, flush.messages=1`;
+  const nodes = setup.nodes === 1 ? 'one node' : '3 nodes, RF 3';
+  return `bundled broker, ${nodes}, \`--fsync ${setup.fsync}\``;
+}
+
+/** Starts the target empty, creates the topic, runs ProducerPerformance once, stops it. */
+async function measure(setup: Setup): Promise<Row> {
+  const dataDir = mkdtempSync(join(tmpdir(), `kbench-bench-durability-${setup.kind}-`));
+  const target =
+    setup.kind === 'bundled'
+      ? await startBundledBroker({
+          dataDir,
+          args: [...(setup.nodes === 3 ? ['--nodes', '3'] : []), '--fsync', setup.fsync],
+        })
+      : await startApacheKafka({ dataDir, serverProps: { 'log.flush.interval.messages': 1 } });
+  const name = describe(setup);
+  try {
+    const replicated = setup.kind === 'bundled' && setup.nodes === 3;
+    const create = [
+      '--bootstrap-server',
+      target.bootstrap,
+      '--create',
+      '--topic',
+      'durable',
+      '--partitions',
+      String(PARTITIONS),
+      ...(replicated ? ['--replication-factor', '3', '--config', 'min.insync.replicas=2'] : []),
+    ];
+    const created = await runKafkaTool('org.apache.kafka.tools.TopicCommand', create, { timeoutMs: 120_000 });
+    if (created.exitCode !== 0)
+      throw new Error(`TopicCommand --create failed: ${created.stdout}${created.stderr}`);
+    const load = loadavg()[0]!;
+    log(`durability: ${int(RECORDS)} x ${RECORD_SIZE} B, acks=all -> ${name} (load ${fixed(load, 1)})`);
+    const produced = await producerPerformance({
+      bootstrap: target.bootstrap,
+      topic: 'durable',
+      records: RECORDS,
+      recordSize: RECORD_SIZE,
+      producerProps: { acks: 'all' },
+      timeoutMs: 30 * 60_000,
+    });
+    log(`  ${int(produced.recordsPerSec)} rec/s, ${fixed(produced.mbPerSec)} MB/s, p99 ${produced.p99Ms} ms`);
+    return { target: name, produced, load };
+  } finally {
+    await target.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function section(rows: { apache: Row; batch: Row; none: Row; batch3: Row; none3: Row }): string {
+  const ratio = (a: number, b: number) => `${fixed(a / b)}x`;
+  const line = (r: Row) =>
+    `| ${r.target} | ${int(r.produced.recordsPerSec)} | ${fixed(r.produced.mbPerSec)} | ${fixed(r.produced.avgLatencyMs, 1)} | ` +
+    `${r.produced.p50Ms} | ${r.produced.p99Ms} | ${r.produced.p999Ms} | ${fixed(r.produced.maxLatencyMs, 0)} |`;
+  const vs = (label: string, a: Row, b: Row) =>
+    `| **${label}** | | **${ratio(a.produced.mbPerSec, b.produced.mbPerSec)}** | ${ratio(a.produced.avgLatencyMs, b.produced.avgLatencyMs)} | | ` +
+    `**${ratio(a.produced.p99Ms, b.produced.p99Ms)}** | | |`;
+  const { apache, batch, none, batch3, none3 } = rows;
+  const loads = Object.values(rows).map((r) => r.load);
+  const cores = availableParallelism();
+  return `## Durability: fsync before every acknowledgement
+
+ProducerPerformance, ${int(RECORDS)} records of ${RECORD_SIZE} B, one producer, \`acks=all\` (Java defaults
+otherwise: idempotence on, batch.size 16384, linger.ms 5), one topic of ${PARTITIONS} partitions. Under
+\`--fsync batch\` the bundled broker acknowledges a batch only once its bytes are on disk (fdatasync by the
+group-commit flusher, one per dirty segment for everything written since the last round; on 3 nodes, once
+every in-sync replica has synced it). Apache Kafka ${KAFKA_VERSION} runs with
+\`log.flush.interval.messages=1\` (flush.messages=1: it flushes the log after every append). Each target
+starts empty. Goals (issue #18): batch at least 4x Apache Kafka's MB/s with at most a tenth of its p99, and
+durability costing under 25% of the throughput (batch / none at least 0.75x). Latencies in ms, as
+ProducerPerformance measures them.
+
+| target | rec/s | MB/s | avg | p50 | p99 | p99.9 | max |
+|---|---|---|---|---|---|---|---|
+${line(batch)}
+${line(apache)}
+${vs('ratio bundled batch / Apache Kafka flush.messages=1', batch, apache)}
+${line(none)}
+${vs('ratio batch / none, one node', batch, none)}
+${line(batch3)}
+${line(none3)}
+${vs('ratio batch / none, 3 nodes', batch3, none3)}
+
+The 1-minute load average when each run started was ${fixed(Math.min(...loads), 1)} to ${fixed(Math.max(...loads), 1)} on ${cores} cores.`;
+}
+
+async function main(): Promise<void> {
+  holdBenchSlot('npm run bench (durability)');
+  if (!String(flags.only).split(',').includes('durability')) return;
+  await ensureKafkaJars({ log });
+  const batch = await measure({ kind: 'bundled', nodes: 1, fsync: 'batch' });
+  const apache = await measure({ kind: 'apache', flushEveryMessage: true });
+  const none = await measure({ kind: 'bundled', nodes: 1, fsync: 'none' });
+  const batch3 = await measure({ kind: 'bundled', nodes: 3, fsync: 'batch' });
+  const none3 = await measure({ kind: 'bundled', nodes: 3, fsync: 'none' });
+  const doc = String(flags.doc);
+  replaceSection(doc, 'durability', section({ apache, batch, none, batch3, none3 }));
+  log(`wrote ${doc}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
