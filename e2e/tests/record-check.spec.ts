@@ -1,7 +1,7 @@
 // The record check on the run page (docs/scenarios.md#record-check-verify): a native run with
 // verify: true shows its verdict beside the summary, with the count of acknowledged records it found.
 import { expect, test } from '@playwright/test';
-import { completedRun } from './runs';
+import { completedRun } from './runs.js';
 
 test('the run page shows the record check of a run with verify: true', async ({ page }) => {
   await page.goto('/');
