@@ -129,13 +129,13 @@ async fn fetch_once(
     // Fetching goes on while this replica's sync is pending (under fsync
     // `batch`); such a fetch must not wait at the leader, or the durable
     // position it is about to reach would be reported only after it.
-    let pending = targets.iter().find(|t| {
+    let pending = targets.iter().any(|t| {
         let p = &t.role.partition;
         p.durable_end() < p.log_end_offset()
     });
     let mut request = FetchRequest::default();
     request.replica_id = BrokerId(me.id);
-    request.max_wait_ms = if pending.is_some() { 0 } else { MAX_WAIT_MS };
+    request.max_wait_ms = if pending { 0 } else { MAX_WAIT_MS };
     request.min_bytes = 1;
     request.max_bytes = RESPONSE_MAX_BYTES;
     request.session_epoch = -1;
@@ -231,13 +231,22 @@ async fn fetch_once(
             }
         }
     }
-    if let (Some(target), false) = (pending, appended) {
-        // Nothing new: the next fetch is worth sending once the sync has
-        // moved this replica's durable position.
-        let partition = &target.role.partition;
-        let mut durable = partition.subscribe_durable();
-        let end = partition.log_end_offset();
-        let _ = tokio::time::timeout(DURABLE_WAIT, durable.wait_for(|d| *d >= end)).await;
+    if pending && !appended {
+        // Nothing new: the next fetch is worth sending once the syncs in
+        // progress have moved this replica's durable positions (one fetch
+        // then reports them all).
+        let waits: Vec<_> = targets
+            .iter()
+            .map(|t| &t.role.partition)
+            .filter(|p| p.durable_end() < p.log_end_offset())
+            .map(|p| (p.subscribe_durable(), p.log_end_offset()))
+            .collect();
+        let _ = tokio::time::timeout(DURABLE_WAIT, async {
+            for (mut durable, end) in waits {
+                let _ = durable.wait_for(|d| *d >= end).await;
+            }
+        })
+        .await;
     }
     Ok(any_ok)
 }
