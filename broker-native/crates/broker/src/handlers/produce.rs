@@ -46,6 +46,10 @@ struct Wait {
     last_offset: i64,
     min_isr: i32,
     durability: Durability,
+    /// The role's leadership generation when the batches were appended: a
+    /// change after it (seen however late the wait starts, behind earlier
+    /// requests of the connection) fails the wait at once.
+    generation: u64,
 }
 
 /// Validates and appends every partition's batches now (so a connection's
@@ -66,6 +70,10 @@ pub fn start(broker: &Broker, req: ProduceRequest, version: i16) -> Pending {
             p.log_append_time_ms = -1;
             let partition = broker.log.partition(&topic.name, data.index);
             let lead = broker.admin.leadership(&topic.name, data.index, None);
+            let generation = match &lead {
+                Ok(Some((role, _))) => *role.subscribe().borrow(),
+                _ => 0,
+            };
             let result = match (&partition, &lead, data.records) {
                 _ if !acks_valid => Err((ResponseError::InvalidRequiredAcks.code(), None)),
                 (None, _, _) => Err((ResponseError::UnknownTopicOrPartition.code(), None)),
@@ -99,6 +107,7 @@ pub fn start(broker: &Broker, req: ProduceRequest, version: i16) -> Pending {
                             last_offset: appended.last_offset,
                             min_isr,
                             durability,
+                            generation,
                         });
                     }
                 }
@@ -145,7 +154,14 @@ impl Pending {
                 // may move (under `batch` it counts durable offsets).
                 role.after_leader_append();
                 if acks == -1 {
-                    outcome = replicated(role, wait.last_offset, wait.min_isr, deadline).await;
+                    outcome = replicated(
+                        role,
+                        wait.last_offset,
+                        wait.min_isr,
+                        wait.generation,
+                        deadline,
+                    )
+                    .await;
                 }
             }
             if let Err(e) = outcome {
@@ -165,17 +181,18 @@ impl Pending {
 }
 
 /// Waits until the high watermark passes `last_offset` (every in-sync
-/// replica has it); fails if this node stops leading at the same epoch, if
-/// the ISR shrank below `min_isr` meanwhile, or at `deadline`.
+/// replica has it); fails if this node's leadership changed since `start`
+/// (the generation at append time), if the ISR shrank below `min_isr`
+/// meanwhile, or at `deadline`.
 async fn replicated(
     role: &PartitionRole,
     last_offset: i64,
     min_isr: i32,
+    start: u64,
     deadline: tokio::time::Instant,
 ) -> std::result::Result<(), ResponseError> {
     let mut hw = role.partition.subscribe();
     let mut generation = role.subscribe();
-    let start = *generation.borrow_and_update();
     loop {
         hw.borrow_and_update();
         if *generation.borrow_and_update() != start {
@@ -268,6 +285,35 @@ mod tests {
             .unwrap();
         assert_eq!((first(&r1).error_code, first(&r1).base_offset), (0, 0));
         assert_eq!((first(&r2).error_code, first(&r2).base_offset), (0, 5));
+    }
+
+    /// A connection's produce waits start behind its earlier requests: a
+    /// leadership change between the append and the start of the wait must
+    /// still fail it at once, not leave it until the request's timeout.
+    #[tokio::test]
+    async fn a_wait_that_starts_after_losing_leadership_fails_at_once() {
+        use crate::cluster::controller::new_partition;
+        use crate::storage::{Log, LogConfig};
+        let dir = tempfile::tempdir().unwrap();
+        let log = Log::open(dir.path(), LogConfig::default()).unwrap();
+        log.create_topic("t", 1, false).unwrap();
+        let role = PartitionRole::new("t", 0, log.partition("t", 0).unwrap(), 1);
+        role.apply(&new_partition(vec![1, 2]), 1, 0);
+        let at_append = *role.subscribe().borrow();
+        role.partition.append(&batch(3, 10)).unwrap();
+        role.after_leader_append();
+        // Node 2 takes over before this request's wait begins.
+        let mut moved = new_partition(vec![2, 1]);
+        moved.leader_epoch = 1;
+        role.apply(&moved, 2, 0);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        let waited = tokio::time::timeout(
+            Duration::from_secs(5),
+            replicated(&role, 2, 1, at_append, deadline),
+        )
+        .await
+        .expect("the wait ends without waiting for its deadline");
+        assert_eq!(waited, Err(ResponseError::NotLeaderOrFollower));
     }
 
     #[tokio::test]
