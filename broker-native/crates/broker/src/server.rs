@@ -166,6 +166,9 @@ struct Registry {
     next_id: AtomicU64,
 }
 
+/// Which connections an eviction may choose from.
+type SlotScope = Box<dyn Fn(&Slot) -> bool>;
+
 impl Registry {
     /// Admits a connection from `ip` if the caps allow, evicting the
     /// longest-idle connection of the full scope if need be; `None` refuses it.
@@ -174,7 +177,7 @@ impl Registry {
         let live = |s: &&Arc<Slot>| !s.evicted.load(Ordering::Relaxed);
         let total = slots.values().filter(live).count();
         let from_ip = slots.values().filter(live).filter(|s| s.ip == ip).count();
-        let scope: Option<Box<dyn Fn(&Slot) -> bool>> = if from_ip >= max_per_ip {
+        let scope: Option<SlotScope> = if from_ip >= max_per_ip {
             Some(Box::new(move |s: &Slot| s.ip == ip))
         } else if total >= max_total {
             Some(Box::new(|_: &Slot| true))
