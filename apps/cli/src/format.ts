@@ -188,7 +188,8 @@ function clientText(c: ClientLoad): string {
 export function faultsText(faults: FaultEvent[] | undefined): string {
   if (!faults || faults.length === 0) return '';
   const line = (f: FaultEvent) => {
-    const output = commandOutputText(f).replace(/^/gm, '        ');
+    const raw = commandOutputText(f);
+    const output = raw ? raw.replace(/^/gm, '        ') : '';
     const recovery = recoveryText(f);
     return `  ${fmtNumber(f.t, 1)} s  ${faultText(f)}${recovery ? `\n        recovery: ${recovery}` : ''}${output ? `\n${output}` : ''}`;
   };

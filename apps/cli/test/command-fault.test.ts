@@ -64,4 +64,15 @@ describe('kbench run with a command fault', () => {
     expect(recovery.leaderElectionMs).toBeNull();
     expect(show.stdout).toMatch(/exit 4 after [\d.]+ s\n {8}recovery: [\d.]+ s without acks; .*; 0 errors\n/);
   });
+
+  it('prints no blank indented line under a fault whose command printed nothing', async () => {
+    const run = await runKbench(home, [
+      ...faultsSet('{at: 1s, action: command, run: "true"}'),
+      '--set',
+      'duration=3s',
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/command "true": exit 0 after [\d.]+ s\n {8}recovery: /);
+    expect(run.stdout).not.toMatch(/\n[ \t]+\n/);
+  });
 });
