@@ -65,7 +65,7 @@ export function latencyHeatmapChart(input: HeatmapInput, label = 'run', id?: str
       formatter: (params: unknown) => {
         const p = params as { value: [number, number, number, number] };
         const [x, y, , count] = p.value;
-        const t = input.intervals[x]?.t ?? 0;
+        const t = Math.round((input.intervals[x]?.t ?? 0) * 1000) / 1000;
         return `${t} s: ${count} records at ${bandLabel(low + y)} to ${bandLabel(low + y + 1)}`;
       },
     },
@@ -75,7 +75,8 @@ export function latencyHeatmapChart(input: HeatmapInput, label = 'run', id?: str
       name: 'time (s)',
       nameLocation: 'middle',
       nameGap: 30,
-      data: input.intervals.map((i) => String(i.t)),
+      // Sample ends to a tenth of a second (the finest sample interval), not float noise like 4.302.
+      data: input.intervals.map((i) => String(Math.round(i.t * 10) / 10)),
       splitArea: { show: false },
     },
     yAxis: {

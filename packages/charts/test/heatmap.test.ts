@@ -42,6 +42,15 @@ describe('latencyHeatmapChart', () => {
     expect((chart.option.xAxis as { data: string[] }).data).toEqual(['0.5', '1', '1.5']);
   });
 
+  it('labels 100 ms sample columns to a tenth of a second, not float noise', () => {
+    const fine: HeatmapInput = {
+      side: 'publish',
+      intervals: [3.801, 4.302000001, 4.8].map((t) => ({ t, warmup: false, buckets: [[1000, 1]] })),
+    };
+    const chart = latencyHeatmapChart(fine, 'a run', 'abc123');
+    expect((chart.option.xAxis as { data: string[] }).data).toEqual(['3.8', '4.3', '4.8']);
+  });
+
   it('renders to SVG on the server with its cells and colour scale', () => {
     const svg = renderSvg(latencyHeatmapChart(input, 'a run', 'abc123').option);
     expect(svg).toContain('>Publish latency heatmap</text>');
