@@ -225,7 +225,10 @@ impl PartitionRole {
             f.caught_up_ms = f.last_fetch_ms;
         }
         f.leo = fetch_offset;
-        f.durable = durable.min(fetch_offset);
+        // Reported over the wire: never past what it fetched from, never
+        // below 0 (a negative report must hold the high watermark, not take
+        // the follower out of its computation).
+        f.durable = durable.clamp(0, fetch_offset.max(0));
         f.last_fetch_ms = now_ms;
         f.leo_at_last_fetch = leo;
         self.advance_high_watermark(&s);
@@ -370,6 +373,17 @@ mod tests {
         assert_eq!(role.partition.high_watermark(), 6);
         role.on_follower_fetch(2, 8, 8, 30);
         assert_eq!(role.partition.high_watermark(), 8);
+    }
+
+    #[test]
+    fn a_negative_durable_report_holds_the_high_watermark() {
+        let (_dir, role) = leader_of(vec![1, 2]);
+        role.partition.append(&batch(5, 10)).unwrap();
+        role.after_leader_append();
+        role.on_follower_fetch(2, 5, -7, 10);
+        assert_eq!(role.partition.high_watermark(), 0);
+        role.on_follower_fetch(2, 5, i64::MAX, 20);
+        assert_eq!(role.partition.high_watermark(), 5);
     }
 
     #[test]
