@@ -17,6 +17,7 @@ import { bundledBrokerBinary, startBundledBroker } from '@kbench/broker-launcher
 import { BENCHMARKS_DOC, fixed, int, replaceSection } from './doc.js';
 import { describeMachine } from './machine.js';
 import { holdBenchSlot } from './slot.js';
+import { createTopic } from './topics.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -77,33 +78,6 @@ async function withCluster<T>(
     await target.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-async function createTopic(
-  bootstrap: string,
-  topic: string,
-  partitions: number,
-  replication?: { factor: number; minIsr: number },
-): Promise<void> {
-  const args = [
-    '--bootstrap-server',
-    bootstrap,
-    '--create',
-    '--topic',
-    topic,
-    '--partitions',
-    String(partitions),
-  ];
-  if (replication)
-    args.push(
-      '--replication-factor',
-      String(replication.factor),
-      '--config',
-      `min.insync.replicas=${replication.minIsr}`,
-    );
-  const created = await runKafkaTool('org.apache.kafka.tools.TopicCommand', args, { timeoutMs: 120_000 });
-  if (created.exitCode !== 0)
-    throw new Error(`TopicCommand --create ${topic} failed: ${created.stdout}${created.stderr}`);
 }
 
 function machineSection(): string {

@@ -11,12 +11,12 @@ import {
   KAFKA_VERSION,
   type ProducerPerformanceResult,
   producerPerformance,
-  runKafkaTool,
   startApacheKafka,
 } from '@kbench/apache-kafka';
 import { startBundledBroker } from '@kbench/broker-launcher';
 import { BENCHMARKS_DOC, fixed, int, replaceSection } from './doc.js';
 import { holdBenchSlot } from './slot.js';
+import { createTopic } from './topics.js';
 
 // The other benchmarks' flags come along (npm run bench passes them to every part): not strict.
 const { values: flags } = parseArgs({
@@ -61,19 +61,12 @@ async function measure(setup: Setup): Promise<Row> {
   const name = describe(setup);
   try {
     const replicated = setup.kind === 'bundled' && setup.nodes === 3;
-    const create = [
-      '--bootstrap-server',
+    await createTopic(
       target.bootstrap,
-      '--create',
-      '--topic',
       'durable',
-      '--partitions',
-      String(PARTITIONS),
-      ...(replicated ? ['--replication-factor', '3', '--config', 'min.insync.replicas=2'] : []),
-    ];
-    const created = await runKafkaTool('org.apache.kafka.tools.TopicCommand', create, { timeoutMs: 120_000 });
-    if (created.exitCode !== 0)
-      throw new Error(`TopicCommand --create failed: ${created.stdout}${created.stderr}`);
+      PARTITIONS,
+      replicated ? { factor: 3, minIsr: 2 } : undefined,
+    );
     const load = loadavg()[0]!;
     log(`durability: ${int(RECORDS)} x ${RECORD_SIZE} B, acks=all -> ${name} (load ${fixed(load, 1)})`);
     const produced = await producerPerformance({
