@@ -23,6 +23,19 @@ use tokio::sync::{oneshot, watch};
 /// Idle threads wait on the queue and cost nothing.
 const FLUSHER_THREADS: usize = 16;
 
+/// How long a round that follows straight on from the partition's previous
+/// one waits before taking its segments. Under sustained load the next
+/// round would otherwise start the moment the last ends, holding one
+/// producer batch or so, and on a CPU-bound machine every fdatasync costs
+/// (here about 70 us of system time, plus the I/O interrupts): waiting
+/// lets one sync cover more. Measured with ProducerPerformance (1 KB,
+/// acks=all, 6 partitions, one node, 600,000 records, three pairs on a quiet
+/// 2-core machine): 0 us 83-87 MB/s at 3.7-4.0 s of broker CPU, 500 us
+/// 88-96 MB/s at 3.1-3.5 s, 1 ms about the same as 500 us, 2 ms worse. A round
+/// started by an append to an idle partition does not wait, so light load
+/// keeps its latency.
+const CHAINED_ROUND_DELAY: std::time::Duration = std::time::Duration::from_micros(500);
+
 /// Why offsets an append waits for will not become durable.
 #[derive(Debug, Clone)]
 enum NotDurable {
@@ -91,19 +104,25 @@ fn into_result(
     }
 }
 
+/// A partition's round in the flusher's queue, and whether it follows
+/// straight on from the partition's previous round.
+type QueuedRound = (Arc<GroupCommit>, bool);
+
 /// The log's flusher: threads started on the first `batch` append, fed
 /// the partitions with something to sync. They end when the log (every
 /// sender) is gone.
 #[derive(Debug, Default)]
 pub struct Flusher {
-    queue: Mutex<Option<mpsc::Sender<Arc<GroupCommit>>>>,
+    queue: Mutex<Option<mpsc::Sender<QueuedRound>>>,
 }
 
 impl Flusher {
-    fn enqueue(&self, partition: Arc<GroupCommit>) {
+    /// Queues a round of `partition`; `chained` when it follows straight on
+    /// from the partition's previous round.
+    fn enqueue(&self, partition: Arc<GroupCommit>, chained: bool) {
         let mut queue = self.queue.lock().expect("flusher lock");
         let tx = queue.get_or_insert_with(|| {
-            let (tx, rx) = mpsc::channel::<Arc<GroupCommit>>();
+            let (tx, rx) = mpsc::channel::<QueuedRound>();
             let rx = Arc::new(Mutex::new(rx));
             for n in 0..FLUSHER_THREADS {
                 let rx = rx.clone();
@@ -112,7 +131,7 @@ impl Flusher {
                     .spawn(move || loop {
                         let next = rx.lock().expect("flusher queue").recv();
                         match next {
-                            Ok(partition) => partition.flush_round(),
+                            Ok((partition, chained)) => partition.flush_round(chained),
                             Err(_) => return,
                         }
                     })
@@ -121,7 +140,7 @@ impl Flusher {
             tx
         });
         // The threads outlive every sender, so a send cannot fail.
-        let _ = tx.send(partition);
+        let _ = tx.send((partition, chained));
     }
 }
 
@@ -202,9 +221,13 @@ impl GroupCommit {
     }
 
     fn queue_if_idle(self: &Arc<Self>, state: &mut State) {
+        self.queue_round(state, false);
+    }
+
+    fn queue_round(self: &Arc<Self>, state: &mut State, chained: bool) {
         if !state.queued && !state.dirty.is_empty() {
             state.queued = true;
-            self.flusher.enqueue(self.clone());
+            self.flusher.enqueue(self.clone(), chained);
         }
     }
 
@@ -220,8 +243,12 @@ impl GroupCommit {
     /// One round, on a flusher thread: syncs each segment written since
     /// the last round (`Segment::sync`, the one place that calls
     /// fdatasync), then resolves the waiters it covered, or fails those it
-    /// should have covered when a sync failed.
-    fn flush_round(self: Arc<Self>) {
+    /// should have covered when a sync failed. A `chained` round first waits
+    /// `CHAINED_ROUND_DELAY`, so that its one sync covers more.
+    fn flush_round(self: Arc<Self>, chained: bool) {
+        if chained {
+            std::thread::sleep(CHAINED_ROUND_DELAY);
+        }
         let (segments, target, generation) = {
             let mut state = self.lock();
             (
@@ -261,7 +288,7 @@ impl GroupCommit {
         // sync only when requests wait behind it (no spinning on a failed
         // disk: the next append queues it again).
         if failed.is_none() || !state.waiters.is_empty() {
-            self.queue_if_idle(&mut state);
+            self.queue_round(&mut state, true);
         }
     }
 
