@@ -11,6 +11,11 @@ export interface ProducerPerformanceSummary {
   p95Ms: number;
   p99Ms: number;
   p999Ms: number;
+  /**
+   * With --warmup-records: the same figures over the records after the warm-up only (the tool's
+   * "steady state records sent" line).
+   */
+  steadyState?: Omit<ProducerPerformanceSummary, 'steadyState'>;
 }
 
 export interface ConsumerPerformanceSummary {
@@ -30,7 +35,7 @@ export interface ConsumerPerformanceSummary {
 const NUMBER = String.raw`(-?[\d.]+(?:[eE][-+]?\d+)?|NaN|-?Infinity)`;
 // The final line; the periodic progress lines stop after "max latency." and have no percentiles.
 const PRODUCER_SUMMARY = new RegExp(
-  String.raw`^(\d+) records sent, ${NUMBER} records/sec \(${NUMBER} MB/sec\), ${NUMBER} ms avg latency, ` +
+  String.raw`^(\d+) (steady state )?records sent, ${NUMBER} records/sec \(${NUMBER} MB/sec\), ${NUMBER} ms avg latency, ` +
     String.raw`${NUMBER} ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th\.\s*$`,
 );
 
@@ -40,7 +45,10 @@ export function parseProducerPerformance(stdout: string): ProducerPerformanceSum
   for (const line of stdout.split('\n')) {
     const match = PRODUCER_SUMMARY.exec(line.trim());
     if (!match) continue;
-    const [records, recordsPerSec, mbPerSec, avg, max, p50, p95, p99, p999] = match.slice(1).map(Number) as [
+    const steady = match[2] !== undefined;
+    const [records, recordsPerSec, mbPerSec, avg, max, p50, p95, p99, p999] = [match[1], ...match.slice(3)].map(
+      Number,
+    ) as [
       number,
       number,
       number,
@@ -51,7 +59,7 @@ export function parseProducerPerformance(stdout: string): ProducerPerformanceSum
       number,
       number,
     ];
-    summary = {
+    const figures = {
       records,
       recordsPerSec,
       mbPerSec,
@@ -62,6 +70,8 @@ export function parseProducerPerformance(stdout: string): ProducerPerformanceSum
       p99Ms: p99,
       p999Ms: p999,
     };
+    if (!steady) summary = figures;
+    else if (summary !== undefined) summary = { ...summary, steadyState: figures };
   }
   return summary;
 }

@@ -15,6 +15,8 @@ export interface ProducerPerformanceOptions {
   recordSize: number;
   /** Records per second, or -1 (the default) for as fast as acks come back. */
   throughput?: number;
+  /** Records at the start left out of the steady-state figures (the result's `steadyState`). */
+  warmupRecords?: number;
   /** Producer configs, Kafka names (acks, batch.size, enable.idempotence ...); bootstrap.servers is set for you. */
   producerProps?: Record<string, string | number | boolean>;
   timeoutMs?: number;
@@ -39,6 +41,7 @@ export async function producerPerformance(
     String(options.recordSize),
     '--throughput',
     String(options.throughput ?? -1),
+    ...(options.warmupRecords === undefined ? [] : ['--warmup-records', String(options.warmupRecords)]),
     '--command-property',
     ...Object.entries(props).map(([key, value]) => `${key}=${value}`),
   ];

@@ -21,6 +21,22 @@ describe('parseProducerPerformance', () => {
     });
   });
 
+  it('reads the steady-state line of --warmup-records beside the summary of every record', () => {
+    const summary = parseProducerPerformance(fixture('producer-performance-warmup.out'));
+    expect(summary).toMatchObject({ records: 20_000, p99Ms: 30, maxLatencyMs: 282 });
+    expect(summary?.steadyState).toEqual({
+      records: 15_000,
+      recordsPerSec: 4963.600265,
+      mbPerSec: 0.47,
+      avgLatencyMs: 3.63,
+      maxLatencyMs: 9,
+      p50Ms: 4,
+      p95Ms: 6,
+      p99Ms: 7,
+      p999Ms: 7,
+    });
+  });
+
   it('returns undefined when the run died before its summary (progress lines only)', () => {
     const progressOnly = fixture('producer-performance.out').split('\n')[0]!;
     expect(parseProducerPerformance(progressOnly)).toBeUndefined();
