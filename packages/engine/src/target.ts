@@ -130,9 +130,13 @@ export async function openTarget(scenario: Scenario, options: OpenTargetOptions 
     dataDir,
     brokerStats: async () => [{ nodeId: broker.nodeId, stats: broker.stats() }],
     close: async () => {
-      await broker.stop();
-      await rm(dataDir, { recursive: true, force: true });
-      await listener?.remove();
+      // The data goes even when stopping fails (a full disk, say): it is this run's alone.
+      try {
+        await broker.stop();
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+        await listener?.remove();
+      }
     },
   };
 }
@@ -178,9 +182,12 @@ async function openBundledCluster(
     },
     brokerStats: () => cluster.stats(),
     close: async () => {
-      await cluster.stop();
-      await rm(dataDir, { recursive: true, force: true });
-      await listener?.remove();
+      try {
+        await cluster.stop();
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+        await listener?.remove();
+      }
     },
   };
 }
