@@ -46,19 +46,10 @@ export function parseProducerPerformance(stdout: string): ProducerPerformanceSum
     const match = PRODUCER_SUMMARY.exec(line.trim());
     if (!match) continue;
     const steady = match[2] !== undefined;
-    const [records, recordsPerSec, mbPerSec, avg, max, p50, p95, p99, p999] = [match[1], ...match.slice(3)].map(
-      Number,
-    ) as [
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-    ];
+    const [records, recordsPerSec, mbPerSec, avg, max, p50, p95, p99, p999] = [
+      match[1],
+      ...match.slice(3),
+    ].map(Number) as [number, number, number, number, number, number, number, number, number];
     const figures = {
       records,
       recordsPerSec,
