@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, MAIN, REPO, runKbench } from './helpers.js';
+import { freePorts, MAIN, REPO, runKbench } from './helpers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -32,7 +32,9 @@ async function home(): Promise<string> {
 /** Spawns `kbench broker ARGS` with stdin, stdout and stderr as pipes (no TTY). */
 async function startBrokerCommand(args: string[]): Promise<Started> {
   const dir = await home();
-  const port = await freePort();
+  // --nodes N listens on port .. port + N - 1.
+  const nodes = args.includes('--nodes') ? Number(args[args.indexOf('--nodes') + 1]) : 1;
+  const port = await freePorts(nodes);
   const child = spawn(
     process.execPath,
     [MAIN, 'broker', '--port', String(port), '--data-dir', dir, ...args],
@@ -49,12 +51,18 @@ async function startBrokerCommand(args: string[]): Promise<Started> {
       await exited;
     }
   });
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => {
+    stderr += String(chunk);
+  });
   const lines = createInterface({ input: child.stdout! });
   const first = await Promise.race([
     once(lines, 'line').then(([line]) => String(line)),
     exited.then(([code]) => `(exited with ${code})`),
   ]);
-  expect(first).toMatch(new RegExp(`^node 1 127\\.0\\.0\\.1:${port} pid \\d+$`));
+  expect(first, `kbench broker's stderr: ${stderr}`).toMatch(
+    new RegExp(`^node 1 127\\.0\\.0\\.1:${port} pid \\d+$`),
+  );
   return { child, port, exited };
 }
 

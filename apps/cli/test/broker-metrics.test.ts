@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, MAIN, REPO, runKbench } from './helpers.js';
+import { freePorts, MAIN, REPO, runKbench } from './helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -26,7 +26,9 @@ async function startWithMetrics(
   args: string[],
 ): Promise<{ child: ChildProcess; nodes: string[]; metrics: string }> {
   const dir = await home();
-  const port = await freePort();
+  // --nodes N listens on port .. port + N - 1.
+  const nodeCount = args.includes('--nodes') ? Number(args[args.indexOf('--nodes') + 1]) : 1;
+  const port = await freePorts(nodeCount);
   const child = spawn(
     process.execPath,
     [MAIN, 'broker', '--port', String(port), '--data-dir', dir, '--metrics', '127.0.0.1:0', ...args],

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { makeTestCertificates, type TestCertificates } from '@kbench/apache-kafka';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, MAIN, REPO, runKbench } from './helpers.js';
+import { freePorts, MAIN, REPO, runKbench } from './helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -34,7 +34,9 @@ async function startBrokerCommand(
   program: string[] = [process.execPath, MAIN, 'broker'],
 ): Promise<{ child: ChildProcess; port: number; exited: Promise<unknown[]> }> {
   const dir = await tempDir();
-  const port = await freePort();
+  // --nodes N listens on port .. port + N - 1.
+  const nodes = args.includes('--nodes') ? Number(args[args.indexOf('--nodes') + 1]) : 1;
+  const port = await freePorts(nodes);
   const child = spawn(
     program[0] as string,
     [...program.slice(1), '--port', String(port), '--data-dir', dir, ...args],
