@@ -13,6 +13,7 @@ use crate::stats::StorageStats;
 use kafka_protocol::ResponseError;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, watch};
 
 /// Flusher threads per log: a partition is synced by one thread at a
@@ -33,8 +34,9 @@ const FLUSHER_THREADS: usize = 16;
 /// 2-core machine): 0 us 83-87 MB/s at 3.7-4.0 s of broker CPU, 500 us
 /// 88-96 MB/s at 3.1-3.5 s, 1 ms about the same as 500 us, 2 ms worse. A round
 /// started by an append to an idle partition does not wait, so light load
-/// keeps its latency.
-const CHAINED_ROUND_DELAY: std::time::Duration = std::time::Duration::from_micros(500);
+/// keeps its latency. The wait is on the flusher's timer thread, not on a
+/// flusher thread.
+const CHAINED_ROUND_DELAY: Duration = Duration::from_micros(500);
 
 /// Why offsets an append waits for will not become durable.
 #[derive(Debug, Clone)]
@@ -104,44 +106,95 @@ fn into_result(
     }
 }
 
-/// A partition's round in the flusher's queue, and whether it follows
-/// straight on from the partition's previous round.
-type QueuedRound = (Arc<GroupCommit>, bool);
-
 /// The log's flusher: threads started on the first `batch` append, fed
-/// the partitions with something to sync. They end when the log (every
-/// sender) is gone.
-#[derive(Debug, Default)]
+/// the partitions with something to sync, and one timer thread that holds
+/// chained rounds for their delay, so that a waiting round never occupies
+/// a flusher thread (with more busy partitions than threads, a sleep there
+/// would hold up every other partition's round). The threads end when the
+/// log (every sender) is gone.
+#[derive(Debug)]
 pub struct Flusher {
-    queue: Mutex<Option<mpsc::Sender<QueuedRound>>>,
+    queues: Mutex<Option<Queues>>,
+    chained_delay: Duration,
+}
+
+#[derive(Debug)]
+struct Queues {
+    /// Rounds to run now.
+    now: mpsc::Sender<Arc<GroupCommit>>,
+    /// Chained rounds and when they are due. Every one waits the same
+    /// delay, so they arrive in the order they fall due.
+    later: mpsc::Sender<(Instant, Arc<GroupCommit>)>,
+}
+
+impl Default for Flusher {
+    fn default() -> Flusher {
+        Flusher::with_chained_delay(CHAINED_ROUND_DELAY)
+    }
 }
 
 impl Flusher {
-    /// Queues a round of `partition`; `chained` when it follows straight on
-    /// from the partition's previous round.
-    fn enqueue(&self, partition: Arc<GroupCommit>, chained: bool) {
-        let mut queue = self.queue.lock().expect("flusher lock");
-        let tx = queue.get_or_insert_with(|| {
-            let (tx, rx) = mpsc::channel::<QueuedRound>();
-            let rx = Arc::new(Mutex::new(rx));
-            for n in 0..FLUSHER_THREADS {
-                let rx = rx.clone();
-                std::thread::Builder::new()
-                    .name(format!("kbench-flusher-{n}"))
-                    .spawn(move || loop {
-                        let next = rx.lock().expect("flusher queue").recv();
-                        match next {
-                            Ok((partition, chained)) => partition.flush_round(chained),
-                            Err(_) => return,
-                        }
-                    })
-                    .expect("spawn flusher thread");
-            }
-            tx
-        });
-        // The threads outlive every sender, so a send cannot fail.
-        let _ = tx.send((partition, chained));
+    /// A flusher whose chained rounds wait `chained_delay` (tests use a
+    /// long one to see who waits).
+    pub fn with_chained_delay(chained_delay: Duration) -> Flusher {
+        Flusher {
+            queues: Mutex::new(None),
+            chained_delay,
+        }
     }
+
+    /// Queues a round of `partition`; `chained` when it follows straight on
+    /// from the partition's previous round, which then waits
+    /// `chained_delay` on the timer thread first.
+    fn enqueue(&self, partition: Arc<GroupCommit>, chained: bool) {
+        let mut queues = self.queues.lock().expect("flusher lock");
+        let queues = queues.get_or_insert_with(start_threads);
+        // The threads outlive every sender, so a send cannot fail.
+        if chained && !self.chained_delay.is_zero() {
+            let _ = queues
+                .later
+                .send((Instant::now() + self.chained_delay, partition));
+        } else {
+            let _ = queues.now.send(partition);
+        }
+    }
+}
+
+fn start_threads() -> Queues {
+    let (now, rx) = mpsc::channel::<Arc<GroupCommit>>();
+    let rx = Arc::new(Mutex::new(rx));
+    for n in 0..FLUSHER_THREADS {
+        let rx = rx.clone();
+        std::thread::Builder::new()
+            .name(format!("kbench-flusher-{n}"))
+            .spawn(move || loop {
+                let next = rx.lock().expect("flusher queue").recv();
+                match next {
+                    Ok(partition) => partition.flush_round(),
+                    Err(_) => return,
+                }
+            })
+            .expect("spawn flusher thread");
+    }
+    let (later, delayed) = mpsc::channel::<(Instant, Arc<GroupCommit>)>();
+    let to_flushers = now.clone();
+    std::thread::Builder::new()
+        .name("kbench-flusher-timer".into())
+        .spawn(move || {
+            // Ends when the flusher is dropped; its copy of `now` goes
+            // with it, and the flusher threads end after it.
+            while let Ok((due, partition)) = delayed.recv() {
+                let wait = due.saturating_duration_since(Instant::now());
+                if !wait.is_zero() {
+                    std::thread::sleep(wait);
+                }
+                if to_flushers.send(partition).is_err() {
+                    return;
+                }
+            }
+        })
+        .expect("spawn flusher timer thread");
+    Queues { now, later }
 }
 
 #[derive(Debug)]
@@ -243,12 +296,8 @@ impl GroupCommit {
     /// One round, on a flusher thread: syncs each segment written since
     /// the last round (`Segment::sync`, the one place that calls
     /// fdatasync), then resolves the waiters it covered, or fails those it
-    /// should have covered when a sync failed. A `chained` round first waits
-    /// `CHAINED_ROUND_DELAY`, so that its one sync covers more.
-    fn flush_round(self: Arc<Self>, chained: bool) {
-        if chained {
-            std::thread::sleep(CHAINED_ROUND_DELAY);
-        }
+    /// should have covered when a sync failed.
+    fn flush_round(self: Arc<Self>) {
         let (segments, target, generation) = {
             let mut state = self.lock();
             (
@@ -341,4 +390,76 @@ fn take_waiters(waiters: &mut Vec<(i64, Waiter)>, pick: impl Fn(i64) -> bool) ->
         .partition::<Vec<_>, _>(|(next, _)| pick(*next));
     *waiters = kept;
     taken.into_iter().map(|(_, tx)| tx).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::segment::test_support::{append_batch, cache};
+
+    /// A partition's group commit over one fresh segment holding one
+    /// written record; returns it with that segment and the offset after
+    /// the record.
+    fn written_partition(
+        dir: &std::path::Path,
+        flusher: &Arc<Flusher>,
+        stats: &Arc<StorageStats>,
+    ) -> (Arc<GroupCommit>, Arc<Segment>, i64) {
+        let segment = Arc::new(Segment::create(dir, 0, 4096, cache()).unwrap());
+        let next = append_batch(&segment, 1, 10) + 1;
+        let partition = Arc::new(GroupCommit::new(0, flusher.clone(), stats.clone()));
+        (partition, segment, next)
+    }
+
+    #[test]
+    fn a_chained_round_waits_its_delay_without_holding_a_flusher_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        // Long enough that nothing here sees a chained round run.
+        let flusher = Arc::new(Flusher::with_chained_delay(Duration::from_secs(600)));
+        let stats = Arc::new(StorageStats::default());
+        // More partitions than flusher threads, each with a chained round
+        // queued: were the delay slept on a flusher thread, every thread
+        // would be asleep and the idle partition below would wait for it.
+        let chained: Vec<_> = (0..FLUSHER_THREADS + 4)
+            .map(|n| {
+                let (partition, segment, next) =
+                    written_partition(&dir.path().join(format!("chained-{n}")), &flusher, &stats);
+                {
+                    let mut state = partition.lock();
+                    state.written = next;
+                    state.dirty.push(segment);
+                    state.queued = true;
+                }
+                flusher.enqueue(partition.clone(), true);
+                partition
+            })
+            .collect();
+        let (idle, segment, next) = written_partition(&dir.path().join("idle"), &flusher, &stats);
+        idle.written(&segment, next);
+        idle.wait_for(next).wait_blocking().unwrap();
+        assert_eq!(idle.through(), next);
+        assert!(!segment.is_unsynced());
+        for partition in &chained {
+            assert_eq!(partition.through(), 0, "a chained round ran before its delay");
+        }
+    }
+
+    #[test]
+    fn a_chained_round_runs_once_its_delay_is_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let flusher = Arc::new(Flusher::with_chained_delay(Duration::from_millis(20)));
+        let stats = Arc::new(StorageStats::default());
+        let (partition, segment, next) = written_partition(dir.path(), &flusher, &stats);
+        {
+            let mut state = partition.lock();
+            state.written = next;
+            state.dirty.push(segment.clone());
+            state.queued = true;
+        }
+        let durable = partition.wait_for(next);
+        flusher.enqueue(partition.clone(), true);
+        durable.wait_blocking().unwrap();
+        assert_eq!(partition.through(), next);
+        assert!(!segment.is_unsynced());
+    }
 }

@@ -325,7 +325,7 @@ impl Segment {
 }
 
 #[cfg(test)]
-mod test_support {
+pub(crate) mod test_support {
     use super::Segment;
     use crate::storage::batch::{set_base_offset, split_and_validate, test_support::batch};
     use crate::storage::file_cache::FileCache;
