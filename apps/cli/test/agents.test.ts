@@ -1,7 +1,8 @@
 // Load agents as a user runs them: `kbench agent` processes on this machine with a token file, and
 // `kbench run --agents` sending a scenario's producers and consumers to them against the bundled
 // broker. The stored run is checked against the agents' own figures (totals and histograms merge
-// exactly), a skewed agent clock is corrected, and a killed agent ends the run as the scenario says.
+// exactly), a skewed agent clock is corrected, a killed agent ends the run as the scenario says, and the
+// record check (verify) runs over the agents' producers and never passes a run that lost one.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -125,6 +126,22 @@ function spawnRun(home: string, args: string[]) {
   return { measuring, exit, stdout: () => stdout, stderr: () => stderr };
 }
 
+/** Starts agents a and b, then `kbench run FILE --agents a,b ARGS`. */
+async function runOnTwoAgents(home: string, token: string, file: string, args: string[] = []) {
+  const a = await startAgent(home, ['--token-file', token, '--name', 'a']);
+  const b = await startAgent(home, ['--token-file', token, '--name', 'b']);
+  const result = await kbench(home, [
+    'run',
+    file,
+    '--agents',
+    `${a.address},${b.address}`,
+    '--agent-token-file',
+    token,
+    ...args,
+  ]);
+  return { a, b, result };
+}
+
 const SCENARIO = `name: agents
 driver: native
 target: bundled
@@ -150,17 +167,7 @@ function merged(agents: AgentsRun, side: 'produced' | 'consumed'): LatencyHistog
 describe('kbench run --agents', () => {
   it('splits the clients over two agents and stores the exact merge of their figures', async () => {
     const { home, token, file } = await setup(SCENARIO);
-    const a = await startAgent(home, ['--token-file', token, '--name', 'a']);
-    const b = await startAgent(home, ['--token-file', token, '--name', 'b']);
-    const result = await kbench(home, [
-      'run',
-      file,
-      '--agents',
-      `${a.address},${b.address}`,
-      '--agent-token-file',
-      token,
-      '--json',
-    ]);
+    const { a, b, result } = await runOnTwoAgents(home, token, file, ['--json']);
     expect(result.code, result.stderr).toBe(0);
     const run = JSON.parse(result.stdout) as RunRecord;
     expect(run.status).toBe('completed');
@@ -344,6 +351,43 @@ describe('kbench run --agents', () => {
     expect(only?.produced.records).toBe(run.summary?.produced.records);
   });
 
+  it('checks the records of producers split over two agents: the record check passes, every acknowledged record found', async () => {
+    // 3 producers over 2 agents: numbers 0 and 1 on a, 2 on b; marks that collided would read as duplicates.
+    const { home, token, file } = await setup(`name: agents-verify
+driver: native
+target: bundled
+topics: { partitions: 4 }
+producers: { count: 3, rate: 3000, messageSize: 100 }
+records: 9000
+verify: true
+`);
+    const { result } = await runOnTwoAgents(home, token, file);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(
+      /^record check: passed: all 9,000 acknowledged records found once each, in order$/m,
+    );
+    const id = /^run (\w+): /m.exec(result.stderr)?.[1];
+    expect(id, result.stderr).toBeDefined();
+    const stored = JSON.parse((await kbench(home, ['show', id as string, '--json'])).stdout) as RunRecord;
+    expect(stored.summary?.produced.records).toBe(9000);
+    const v = stored.summary?.verification;
+    expect(v?.verdict, v?.statement).toBe('passed');
+    expect(v?.totals).toEqual({
+      acknowledged: 9000,
+      found: 9000,
+      lost: 0,
+      duplicated: 0,
+      reordered: 0,
+      unacknowledgedPresent: 0,
+      foreign: 0,
+    });
+    expect(v?.partitions).toHaveLength(4);
+    expect(agentsOf(stored).agents.map((x) => [x.name, x.producers, x.produced.records > 0])).toEqual([
+      ['a', 2, true],
+      ['b', 1, true],
+    ]);
+  });
+
   const LOSSES = [
     { onLoss: 'fail', how: 'killed', signal: 'SIGKILL', reason: /^connection/ },
     { onLoss: 'continue', how: 'killed', signal: 'SIGKILL', reason: /^connection/ },
@@ -358,7 +402,7 @@ describe('kbench run --agents', () => {
   for (const { onLoss, how, signal, reason } of LOSSES) {
     it(`records an agent ${how} mid-run and ${onLoss === 'fail' ? 'fails the run' : 'goes on without it'} (onLoss ${onLoss})`, async () => {
       const { home, token, file } = await setup(
-        `${SCENARIO.replace('duration: 5s', 'duration: 8s')}agents: { onLoss: ${onLoss}, lossTimeoutMs: 1000 }\n`,
+        `${SCENARIO.replace('duration: 5s', 'duration: 8s')}agents: { onLoss: ${onLoss}, lossTimeoutMs: 1000 }\nverify: true\n`,
       );
       const a = await startAgent(home, ['--token-file', token, '--name', 'a']);
       const b = await startAgent(home, ['--token-file', token, '--name', 'b']);
@@ -381,12 +425,20 @@ describe('kbench run --agents', () => {
       const lost = agentsOf(stored).agents.find((x) => x.name === 'b');
       expect(lost?.lostAtMs).toBeGreaterThan(0);
       expect(lost?.lostReason).toMatch(reason);
+      // What b's producer had acknowledged went with it: the record check does not claim a pass.
+      const check = stored.summary?.verification;
+      expect(check?.verdict).toBe('not-run');
+      expect(check?.totals).toBeNull();
       if (onLoss === 'fail') {
         expect(stored.status).toBe('failed');
         expect(stored.error).toMatch(/^agent b \(127\.0\.0\.1:\d+\) lost at \d+\.\d s into the load: /);
+        expect(check?.statement).toBe('the record check did not run: the run ended before it');
       } else {
         expect(stored.status).toBe('completed');
         expect(agentsOf(stored).agents.find((x) => x.name === 'a')?.lostAtMs).toBeNull();
+        expect(check?.statement).toMatch(
+          /^the record check did not run: agent b \(127\.0\.0\.1:\d+\) was lost \d+\.\d s into the load \(connection[^)]*\): what its 1 producer had acknowledged is unknown$/,
+        );
         const show = await runKbench(home, ['show', stored.id]);
         expect(show.stdout).toMatch(/warning: lost an agent during the run and went on without it \(b /);
       }

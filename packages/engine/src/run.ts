@@ -175,7 +175,7 @@ export class ScenarioRun extends EventEmitter {
     this.agentsSetup = this.agentsFrom(options);
     // Every run with faults checks what was acknowledged, and any that asks; verify: true where the check cannot run is refused.
     const wanted = scenario.verify || scenario.faults.length > 0;
-    const why = wanted ? whyNotVerifiable(scenario, this.agentsSetup !== null) : null;
+    const why = wanted ? whyNotVerifiable(scenario) : null;
     if (scenario.verify && why !== null)
       throw new ScenarioError([{ path: 'verify', message: why }], 'verify: true cannot run');
     this.verifying = wanted && why === null;
@@ -327,6 +327,9 @@ export class ScenarioRun extends EventEmitter {
   private async connectAgents(setup: AgentsSetup): Promise<void> {
     this.fleet = await AgentFleet.connect(setup);
     this.environment.agents = this.fleet.breakdown(0);
+    // verify: true asks for the check: an agent that cannot take part fails the run before any load.
+    const why = this.scenario.verify ? this.fleet.whyNotVerifiable() : null;
+    if (why !== null) throw new Error(`verify: ${why}`);
   }
 
   /** Opens (or starts) the target, and what watches it: broker figures and the fault timeline. */
@@ -473,15 +476,14 @@ export class ScenarioRun extends EventEmitter {
     if (!producers?.acknowledged || !run.target) return;
     this.setPhase('stopping');
     await producers.stop();
+    const acknowledged = producers.acknowledged();
     const security = nativeSecurity(run.target.security);
     const connection = { bootstrap: run.target.bootstrap, ...(security ? { security } : {}) };
     try {
-      this.verification = await verifyRecords(
-        this.scenario,
-        connection,
-        run.topics,
-        producers.acknowledged(),
-      );
+      this.verification =
+        'unknown' in acknowledged
+          ? notVerified(this.scenario, acknowledged.unknown)
+          : await verifyRecords(this.scenario, connection, run.topics, acknowledged.ranges);
     } catch (err) {
       this.verification = notVerified(this.scenario, `reading the log failed: ${message(err)}`);
     }

@@ -8,16 +8,18 @@ import { type Scenario, type Verification, type VerificationCounts, whyUnmarkabl
 
 export type AcknowledgedRanges = NativeAcknowledged;
 
+/** What the run's producers had acknowledged, or why that is not known (a load agent was lost, say). */
+export type Acknowledged = { ranges: AcknowledgedRanges[] } | { unknown: string };
+
 const KINDS = ['lost', 'duplicated', 'reordered'] as const;
 
 /**
- * Why the run's records cannot be checked (driver, agents, value size), or null when they can. Only
- * asked of runs that want the check (faults, or verify: true).
+ * Why the run's records cannot be checked (driver, value size), or null when they can. Only asked
+ * of runs that want the check (faults, or verify: true).
  */
-export function whyNotVerifiable(s: Scenario, onAgents: boolean): string | null {
+export function whyNotVerifiable(s: Scenario): string | null {
   if (s.driver !== 'native')
     return `the record check needs driver: native, whose producers mark each record (driver is ${s.driver})`;
-  if (onAgents) return 'the record check does not run on load agents yet';
   if (s.producers.count === 0) return 'the run has no producers';
   return whyUnmarkable(s.producers.messageSize);
 }

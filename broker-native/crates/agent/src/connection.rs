@@ -1,5 +1,5 @@
 //! One controller's connection: `hello` first, then `time`, `prepare`, `startConsumers`,
-//! `startProducers`, `take`, `stop` and `release` (docs/agents.md). Every request gets one reply
+//! `startProducers`, `take`, `stop`, `acknowledged` and `release` (docs/agents.md). Every request gets one reply
 //! line echoing its id. A connection that holds a run stops its clients and frees the agent when it
 //! closes or falls silent.
 
@@ -20,7 +20,19 @@ use crate::run::{start_all, Role, Run};
 use crate::PROTOCOL_VERSION;
 use crate::{is_host_port, Shared, MAX_CLIENTS, MAX_HELLO_LINE_BYTES, MAX_LINE_BYTES};
 
-const OPS: &str = "hello, time, prepare, startConsumers, startProducers, take, stop, release";
+/// The ops served, in the order of a run; hello's reply lists them, so that a controller knows
+/// before any load whether an agent serves one added since protocol v1 began (`acknowledged`).
+const OPS: [&str; 9] = [
+    "hello",
+    "time",
+    "prepare",
+    "startConsumers",
+    "startProducers",
+    "take",
+    "stop",
+    "acknowledged",
+    "release",
+];
 /// A reply the controller does not read within this long ends the connection.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long, and how much, a closing connection reads to let its last reply through.
@@ -211,7 +223,12 @@ impl Session {
         };
         let op = match request.get("op") {
             Some(Value::String(op)) => op.clone(),
-            _ => return (id, Err(refuse(format!("op: missing; one of {OPS}")))),
+            _ => {
+                return (
+                    id,
+                    Err(refuse(format!("op: missing; one of {}", OPS.join(", ")))),
+                )
+            }
         };
         if !self.hello && op != "hello" {
             return (
@@ -242,11 +259,18 @@ impl Session {
                     self.take()
                 }
             },
+            "acknowledged" => match &self.run {
+                None => Err(no_run("acknowledged")),
+                Some(run) => run.acknowledged().map_err(refuse),
+            },
             "release" => {
                 self.release().await;
                 Ok(Map::new())
             }
-            other => Err(refuse(format!("op: {other:?} is not one of {OPS}"))),
+            other => Err(refuse(format!(
+                "op: {other:?} is not one of {}",
+                OPS.join(", ")
+            ))),
         };
         (id, outcome)
     }
@@ -268,6 +292,7 @@ impl Session {
         let shared = &self.shared;
         Ok(body([
             ("version", PROTOCOL_VERSION.into()),
+            ("ops", json!(OPS)),
             (
                 "agent",
                 json!({

@@ -31,6 +31,10 @@ pub const MAX_HELLO_LINE_BYTES: usize = 64 << 10;
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// A connection holding a run that sends nothing for this long has lost its controller.
 pub const RUN_SILENCE_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most an `acknowledged` reply's list may take as JSON: well within the controller's line
+/// bound (`MAX_LINE_BYTES`), so that a run whose acknowledged records are badly fragmented gets an
+/// error naming why rather than a line the controller refuses.
+pub const MAX_ACKNOWLEDGED_BYTES: usize = 8 << 20;
 /// Connections served at once; more are closed on accept.
 pub const MAX_CONNECTIONS: usize = 64;
 /// Clients one run may hold (producers and consumers together).

@@ -153,6 +153,10 @@ async fn a_full_run_takes_add_up_to_what_was_produced() {
         .as_str()
         .is_some_and(|h| !h.is_empty()));
     assert!(hello["agent"]["kbench"].is_string());
+    assert!(hello["ops"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("acknowledged")));
     let (offset, uncertainty) = c.clock_offset().await;
     // One machine, one clock: the measured offset is within the round trip.
     assert!(
@@ -192,6 +196,65 @@ async fn a_full_run_takes_add_up_to_what_was_produced() {
     agent.close().await;
     assert!(c.closed().await);
     bench.broker.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_lists_what_each_marking_producer_had_acknowledged_per_partition() {
+    let bench = Bench::new(&["t"], |_| {}).await;
+    let (target, agent) = (bench.target.as_str(), &bench.agent);
+    let mut c = Controller::ready(agent.address()).await;
+    let early = c.call(json!({ "op": "acknowledged" })).await;
+    assert_eq!(
+        early["error"],
+        "acknowledged: no run prepared on this connection"
+    );
+    assert_eq!(prepare(&mut c, "r", target, 0.0).await["ok"], true);
+    // Producers 5 and 9 of the run mark their records; a third, unmarked, is not listed.
+    let mut five = producer(target, "t", Some(1200), 10_000.0);
+    five["verifyProducer"] = 5.into();
+    let mut nine = producer(target, "t", Some(600), 10_000.0);
+    nine["verifyProducer"] = 9.into();
+    let plain = producer(target, "t", Some(300), 10_000.0);
+    let started = c
+        .call(json!({ "op": "startProducers", "producers": [five, nine, plain] }))
+        .await;
+    assert_eq!(started["ok"], true, "{started}");
+    // A guard against hanging, not a timing assertion.
+    for _ in 0..600 {
+        if c.call(json!({ "op": "take" })).await["producersFinished"] == true {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(c.call(json!({ "op": "stop" })).await["ok"], true);
+    let reply = c.call(json!({ "op": "acknowledged" })).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let entries = reply["acknowledged"].as_array().unwrap();
+    // One entry per marking producer and partition (3 partitions); acknowledged in order, each
+    // partition's sequences are one range (or none, if the sticky partitioner never chose it).
+    let mut by_producer = std::collections::BTreeMap::<u64, (u64, Vec<u64>)>::new();
+    for e in entries {
+        assert_eq!(e["topic"], "t");
+        let (starts, ends) = (
+            e["starts"].as_array().unwrap(),
+            e["ends"].as_array().unwrap(),
+        );
+        assert!(starts.len() <= 1 && starts.len() == ends.len(), "{e}");
+        let slot = by_producer
+            .entry(e["producer"].as_u64().unwrap())
+            .or_default();
+        for (start, end) in starts.iter().zip(ends) {
+            assert_eq!(start, 0);
+            slot.0 += end.as_u64().unwrap();
+        }
+        slot.1.push(e["partition"].as_u64().unwrap());
+    }
+    by_producer.values_mut().for_each(|(_, p)| p.sort());
+    assert_eq!(
+        by_producer,
+        [(5, (1200, vec![0, 1, 2])), (9, (600, vec![0, 1, 2]))].into()
+    );
+    bench.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -362,7 +425,7 @@ async fn garbage_bytes_get_an_error_and_the_connection_closed() {
     let reply = c.call(json!({ "op": "dance" })).await;
     assert_eq!(
         reply["error"],
-        "op: \"dance\" is not one of hello, time, prepare, startConsumers, startProducers, take, stop, release"
+        "op: \"dance\" is not one of hello, time, prepare, startConsumers, startProducers, take, stop, acknowledged, release"
     );
     assert!(c.call(json!({ "op": "time" })).await["ok"] == true);
     agent.close().await;

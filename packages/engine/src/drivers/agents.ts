@@ -2,7 +2,8 @@
 // run on `kbench agent` processes on other machines. It connects to each agent (TCP, TLS when asked),
 // says hello with the token, measures each agent's clock offset, claims the agents for the run, splits
 // the clients across them with shares(), asks each for what its clients did every sample, merges their
-// histograms exactly, keeps a per-agent breakdown, and notices an agent that is lost.
+// histograms exactly, keeps a per-agent breakdown, notices an agent that is lost, and at the end collects
+// what each agent's producers had acknowledged for the record check.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { isIP, type Socket, connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -19,6 +20,7 @@ import {
 } from '@kbench/schema';
 import { LatencyHistogram } from '../histogram.js';
 import { type ClientInterval, emptyInterval } from '../interval.js';
+import type { Acknowledged, AcknowledgedRanges } from '../verification.js';
 import type { ConsumersPlan, LoadClients, ProducersPlan } from './driver.js';
 import { shares } from './driver.js';
 import { mergeIntervals } from './kafkajs/index.js';
@@ -40,6 +42,14 @@ const MAX_TEXT = 2000;
 const MAX_BUCKETS = 1 << 17;
 /** A token file holds a token: a few hundred bytes. */
 const MAX_TOKEN_BYTES = 64 * 1024;
+/**
+ * The most ranges of acknowledged sequences the controller takes from all agents together (a
+ * partition's entry counts as one at least). In order, a producer's partition is one range; only a
+ * lossy run fragments them, and past this the record check says it did not run rather than hold more.
+ */
+export const MAX_ACKNOWLEDGED_RANGES = 1 << 20;
+/** Kafka's partition numbers are 32-bit signed. */
+const MAX_PARTITION = 2 ** 31 - 1;
 
 export interface AgentsSetup {
   endpoints: AgentEndpoint[];
@@ -152,6 +162,64 @@ function parseInterval(value: unknown, what: string): ClientInterval {
     },
     busy: null,
   };
+}
+
+/**
+ * An `acknowledged` reply's list, checked before anything of it is kept: its size against what the
+ * run may still take (`budget.left` ranges), then each entry: a producer this agent ran (each of
+ * them listed), one of the run's topics, a partition number, and ranges of whole sequences below 2^53.
+ */
+export function parseAcknowledged(
+  value: unknown,
+  producers: readonly number[],
+  topics: readonly string[],
+  budget: { left: number },
+): AcknowledgedRanges[] {
+  if (!Array.isArray(value)) throw new Error('acknowledged: the reply has no list');
+  let ranges = 0;
+  for (const entry of value as unknown[]) {
+    const starts = (entry as { starts?: unknown } | null)?.starts;
+    ranges += Array.isArray(starts) ? Math.max(1, starts.length) : 1;
+    if (ranges > budget.left)
+      throw new Error(
+        `acknowledged: more than ${MAX_ACKNOWLEDGED_RANGES.toLocaleString('en-US')} ranges of acknowledged sequences over the run's agents (at least ${ranges.toLocaleString('en-US')} from this one): the acknowledged records are too fragmented to check`,
+      );
+  }
+  budget.left -= ranges;
+  const ours = new Set(producers);
+  const named = new Set(topics);
+  const listed = new Set<number>();
+  const parsed = (value as unknown[]).map((entry, i): AcknowledgedRanges => {
+    const at = `acknowledged[${i}]`;
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry))
+      throw new Error(`${at}: not an object`);
+    const { producer, topic, partition, starts, ends } = entry as Record<string, unknown>;
+    if (typeof producer !== 'number' || !ours.has(producer))
+      throw new Error(
+        `${at}.producer: ${JSON.stringify(producer)?.slice(0, 40)} is not one of the producers this agent ran (${producers.join(', ')})`,
+      );
+    if (typeof topic !== 'string' || !named.has(topic))
+      throw new Error(`${at}.topic: ${JSON.stringify(topic)?.slice(0, 300)} is not one of the run's topics`);
+    if (!Number.isInteger(partition) || (partition as number) < 0 || (partition as number) > MAX_PARTITION)
+      throw new Error(
+        `${at}.partition: ${JSON.stringify(partition)?.slice(0, 40)} is not a partition number`,
+      );
+    if (!Array.isArray(starts) || !Array.isArray(ends) || starts.length !== ends.length)
+      throw new Error(`${at}: starts and ends are not two lists of one length`);
+    for (let k = 0; k < starts.length; k++) {
+      const [start, end] = [starts[k], ends[k]];
+      if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start)
+        throw new Error(
+          `${at}: [${JSON.stringify(start)?.slice(0, 40)}, ${JSON.stringify(end)?.slice(0, 40)}) is not a range of sequences`,
+        );
+    }
+    listed.add(producer);
+    return { producer, topic, partition: partition as number, starts, ends };
+  });
+  const missing = producers.filter((p) => !listed.has(p));
+  if (missing.length > 0)
+    throw new Error(`acknowledged: producer ${missing.join(', ')} of this agent is not listed`);
+  return parsed;
 }
 
 function properties(value: unknown): Record<string, string> {
@@ -342,6 +410,10 @@ interface Agent {
   kbench: string;
   clockOffsetMicros: number;
   clockUncertaintyMicros: number;
+  /** Serves `acknowledged` (its hello lists the op): it can take part in the record check. */
+  acknowledges: boolean;
+  /** With the record check: what its producers had acknowledged (collected on stop), or why not known. */
+  acknowledged: Acknowledged | null;
   producerOptions: NativeProducerOptions[];
   consumerOptions: NativeConsumerOptions[];
   lostAtMs: number | null;
@@ -355,6 +427,11 @@ interface Agent {
   handed: Record<AgentRole, ClientInterval[]>;
   measured: Record<AgentRole, SideTotals>;
   properties: Partial<Record<AgentRole, Record<string, string>>>;
+}
+
+/** Why an agent cannot take part in the record check. */
+function tooOld(a: Agent): string {
+  return `kbench ${a.kbench} does not report what its producers acknowledged, which the record check needs (its hello lists no acknowledged op): update the agent`;
 }
 
 function label(a: { name?: string; endpoint: AgentEndpoint }): string {
@@ -386,6 +463,10 @@ export class AgentFleet {
   private stopping: Promise<void> | null = null;
   private onFinished: (() => void) | null = null;
   private poller: NodeJS.Timeout | null = null;
+  /** The producers mark their records (the record check), and the run's topics they write to. */
+  private verify: { topics: string[] } | null = null;
+  /** How many more ranges of acknowledged sequences the controller takes (MAX_ACKNOWLEDGED_RANGES in all). */
+  private readonly acknowledgedBudget = { left: MAX_ACKNOWLEDGED_RANGES };
 
   private constructor(
     agents: Agent[],
@@ -450,16 +531,70 @@ export class AgentFleet {
     return list;
   }
 
-  /** Producers split over the agents that take them, each keeping its own rate and record share. */
+  /**
+   * Producers split over the agents that take them, each keeping its own rate and record share. They
+   * are numbered across the fleet, so with the record check no two agents' producers mark alike.
+   */
   producers(plan: ProducersPlan): LoadClients {
     const options = nativeProducerOptions(plan);
     const takers = this.takers('producers');
+    if (plan.verify) this.verify = { topics: plan.topics };
     let next = 0;
     shares(plan.config.count, takers.length).forEach((n, k) => {
       const agent = takers[k] as Agent;
       agent.producerOptions = Array.from({ length: n }, () => options(next++));
+      if (plan.verify && n > 0 && !agent.acknowledges) {
+        // An agent older than the record check on agents: no marks (it may not know them either).
+        agent.producerOptions = agent.producerOptions.map(({ verifyProducer: _, ...rest }) => rest);
+        agent.acknowledged = { unknown: `agent ${label(agent)}: ${tooOld(agent)}` };
+      }
     });
     return new AgentClients(this, 'producers');
+  }
+
+  /** Why the record check cannot run on these agents (one that takes producers is too old), or null. */
+  whyNotVerifiable(): string | null {
+    const old = this.agents.filter((a) => a.endpoint.roles.includes('producers') && !a.acknowledges);
+    return old.length === 0 ? null : old.map((a) => `agent ${label(a)}: ${tooOld(a)}`).join('; ');
+  }
+
+  /**
+   * What every agent's producers had acknowledged (collected by stop()), or why it is not known: an
+   * agent lost during the run, one that did not answer, or an answer refused.
+   */
+  acknowledged(): Acknowledged {
+    let ranges: AcknowledgedRanges[] = [];
+    const unknown: string[] = [];
+    for (const a of this.agents) {
+      const n = a.producerOptions.length;
+      if (n === 0) continue;
+      const theirs = `what its ${n} producer${n === 1 ? '' : 's'} had acknowledged is unknown`;
+      if (a.lostAtMs !== null)
+        unknown.push(
+          `agent ${label(a)} was lost ${(a.lostAtMs / 1000).toFixed(1)} s into the load (${a.lostReason}): ${theirs}`,
+        );
+      else if (a.acknowledged === null)
+        unknown.push(
+          `agent ${label(a)} did not report it${a.link.closedReason ? ` (${a.link.closedReason})` : ''}: ${theirs}`,
+        );
+      else if ('unknown' in a.acknowledged) unknown.push(a.acknowledged.unknown);
+      else ranges = ranges.concat(a.acknowledged.ranges);
+    }
+    return unknown.length > 0 ? { unknown: unknown.join('; ') } : { ranges };
+  }
+
+  /** Asks an agent whose producers have stopped what they had acknowledged; an error is kept as the reason. */
+  private async collectAcknowledged(a: Agent, topics: string[]): Promise<void> {
+    if (a.producerOptions.length === 0 || a.acknowledged !== null) return;
+    try {
+      const reply = await a.link.request('acknowledged', {}, STOP_TIMEOUT_MS);
+      const producers = a.producerOptions.map((o) => o.verifyProducer as number);
+      a.acknowledged = {
+        ranges: parseAcknowledged(reply.acknowledged, producers, topics, this.acknowledgedBudget),
+      };
+    } catch (err) {
+      a.acknowledged = { unknown: `agent ${label(a)}: ${(err as Error).message}` };
+    }
   }
 
   /** Every group's consumers, split over the agents that take consumers; resolves once all have joined. */
@@ -653,9 +788,12 @@ export class AgentFleet {
           if (a.prepared && a.lostAtMs === null && !a.link.closedReason) {
             try {
               await a.link.request('stop', {}, STOP_TIMEOUT_MS);
+              if (this.verify) await this.collectAcknowledged(a, this.verify.topics);
               await a.link.request('release', {}, HELLO_TIMEOUT_MS);
             } catch (err) {
-              this.setup.log('warn', `stopping agent ${label(a)}: ${(err as Error).message}`);
+              const why = `stopping agent ${label(a)}: ${(err as Error).message}`;
+              this.setup.log('warn', why);
+              if (this.verify && a.producerOptions.length > 0) a.acknowledged ??= { unknown: why };
             }
           }
           a.link.close();
@@ -724,6 +862,7 @@ async function hello(endpoint: AgentEndpoint, setup: AgentsSetup): Promise<Agent
         `speaks protocol ${JSON.stringify(reply.version)}, this kbench ${AGENT_PROTOCOL_VERSION}`,
       );
     const info = (reply.agent ?? {}) as Record<string, unknown>;
+    const ops = Array.isArray(reply.ops) ? reply.ops : [];
     // NTP's way: the round trip with the least delay gives the offset, to within half of it.
     let best: { offset: number; rtt: number } | null = null;
     for (let i = 0; i < CLOCK_ROUNDS; i++) {
@@ -745,6 +884,8 @@ async function hello(endpoint: AgentEndpoint, setup: AgentsSetup): Promise<Agent
       kbench: text(info.kbench, '?'),
       clockOffsetMicros: clock.offset,
       clockUncertaintyMicros: clock.rtt / 2,
+      acknowledges: ops.includes('acknowledged'),
+      acknowledged: null,
       producerOptions: [],
       consumerOptions: [],
       lostAtMs: null,
@@ -793,6 +934,11 @@ class AgentClients implements LoadClients {
 
   lastError(): string | null {
     return this.fleet.lastError(this.role);
+  }
+
+  /** What the producers had acknowledged (the record check), once they have stopped. */
+  acknowledged(): Acknowledged {
+    return this.fleet.acknowledged();
   }
 
   properties(): Record<string, string> {

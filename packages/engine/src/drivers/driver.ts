@@ -4,7 +4,7 @@
 import type { Scenario } from '@kbench/schema';
 import type { ClientInterval } from '../interval.js';
 import type { ConnectionSecurity } from '../security.js';
-import type { AcknowledgedRanges } from '../verification.js';
+import type { Acknowledged } from '../verification.js';
 
 export interface ProducersPlan {
   bootstrap: string[];
@@ -47,8 +47,11 @@ export interface LoadClients {
   lastError(): string | null;
   /** The Kafka properties the clients run with, by name, as the driver applied them (defaults included). */
   properties(): Record<string, string>;
-  /** With ProducersPlan.verify: the sequences each producer had acknowledged, per partition. */
-  acknowledged?(): AcknowledgedRanges[];
+  /**
+   * With ProducersPlan.verify, once stopped: the sequences each producer had acknowledged, per
+   * partition, or why they are not known (a load agent lost, say).
+   */
+  acknowledged?(): Acknowledged;
 }
 
 export interface LoadDriver {

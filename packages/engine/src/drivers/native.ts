@@ -13,6 +13,7 @@ import {
 import { type ClientInterval, emptyInterval } from '../interval.js';
 import { readPayloadFile, sizeTable } from '../payload.js';
 import type { ConnectionSecurity } from '../security.js';
+import type { Acknowledged } from '../verification.js';
 import type { ConsumersPlan, LoadClients, LoadDriver, ProducersPlan } from './driver.js';
 import { mergeIntervals } from './kafkajs/index.js';
 
@@ -89,8 +90,8 @@ class NativeSet implements LoadClients {
     return this.error ?? this.clients.map((c) => c.lastError()).find((e) => e) ?? null;
   }
 
-  acknowledged(): NativeAcknowledged[] {
-    return this.clients.flatMap((c) => c.acknowledged?.() ?? []);
+  acknowledged(): Acknowledged {
+    return { ranges: this.clients.flatMap((c) => c.acknowledged?.() ?? []) };
   }
 
   /** As the Rust engine reports them (every client of a set has the same), by name. */
