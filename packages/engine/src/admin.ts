@@ -50,12 +50,26 @@ export async function partitionLeader(
   });
 }
 
-/** The leader of every partition of some topics in one metadata request (null while a partition has none). */
+/** A partition as the cluster's metadata describes it. */
+export interface PartitionState {
+  topic: string;
+  partition: number;
+  /** null while the partition has none. */
+  leader: number | null;
+  /** The replica list, the preferred replica first. */
+  replicas: number[];
+  isr: number[];
+}
+
+/**
+ * The leader, replicas and ISR of every partition of some topics (of every topic, internal ones
+ * included, when `topics` is empty) in one metadata request.
+ */
 export async function partitionLeaders(
   connection: Connection,
   topics: string[],
   log: Log,
-): Promise<{ topic: string; partition: number; leader: number | null }[]> {
+): Promise<PartitionState[]> {
   return withAdmin(connection, 'kbench-faults', log, async (admin) => {
     const metadata = await admin.fetchTopicMetadata({ topics });
     return metadata.topics.flatMap((t) =>
@@ -63,6 +77,8 @@ export async function partitionLeaders(
         topic: t.name,
         partition: p.partitionId,
         leader: p.leader === undefined || p.leader < 0 ? null : p.leader,
+        replicas: p.replicas,
+        isr: p.isr,
       })),
     );
   });

@@ -5,6 +5,7 @@
 import {
   COMMAND_TIMEOUT_MS,
   type FaultEvent,
+  type PartitionMove,
   parseDurationMs,
   type RollingStep,
   type Scenario,
@@ -193,13 +194,14 @@ export class FaultTimeline {
     const steps: RollingStep[] = [];
     let error: string | null = null;
     try {
-      const bundled = this.bundled();
-      for (const node of bundled.nodes()) {
+      const controller = this.controller;
+      if (!controller) throw new Error('kbench did not start this target: it has no nodes to act on');
+      for (const node of controller.nodes()) {
         if (this.stopped) break;
         const step: RollingStep = { node, t: this.now(), upT: null, inSyncT: null, error: null };
         steps.push(step);
         try {
-          await this.controller?.restart(node).catch((err: unknown) => {
+          await controller.restart(node).catch((err: unknown) => {
             throw new Error(
               `node ${node} did not start again: ${err instanceof Error ? err.message : String(err)}`,
             );
@@ -207,7 +209,7 @@ export class FaultTimeline {
           step.upT = this.now();
           const deadline = performance.now() + ROLLING_WAIT_MS;
           while (!this.stopped) {
-            if ((await bundled.outOfSync(node)) === 0) {
+            if ((await controller.outOfSync(node)) === 0) {
               step.inSyncT = this.now();
               break;
             }
@@ -217,14 +219,16 @@ export class FaultTimeline {
               );
             await new Promise((resolve) => setTimeout(resolve, ELECTION_POLL_MS * 5));
           }
+          if (step.inSyncT === null)
+            throw new Error(`load ended before node ${node} was back in the ISR of all its partitions`);
         } catch (err) {
           step.error = err instanceof Error ? err.message : String(err);
           error = `${step.error}; the nodes after it were not restarted`;
           break;
         }
       }
-      if (!error && this.stopped && steps.length < bundled.nodes().length)
-        error = `load ended after ${steps.length} of ${bundled.nodes().length} nodes`;
+      if (!error && this.stopped && steps.length < controller.nodes().length)
+        error = `load ended after ${steps.length} of ${controller.nodes().length} nodes`;
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
     }
@@ -245,15 +249,24 @@ export class FaultTimeline {
     this.record(event);
   }
 
-  /** Moves leadership back to the preferred replicas (the bundled controller's, or Kafka's PREFERRED election). */
+  /**
+   * Moves leadership back to the preferred replicas (the bundled controller's, or Kafka's PREFERRED
+   * election), and records which of the run's partitions (at most ELECTION_PARTITIONS) moved.
+   */
   private async preferredLeaders(): Promise<void> {
     const t = this.now();
     let error: string | null = null;
     let moved: number | undefined;
+    let moves: PartitionMove[] | undefined;
     try {
-      if (!this.controller) throw new Error('kbench did not start this target: it has no nodes to act on');
-      moved = await this.controller.preferredLeaders();
-      this.log('info', `fault at ${t}s: preferred-leaders moved ${moved} partition(s) back`);
+      const controller = this.controller;
+      if (!controller) throw new Error('kbench did not start this target: it has no nodes to act on');
+      ({ moved, moves } = await controller.preferredLeaders(this.runPartitions()));
+      const which = moves.map((m) => `${m.topic}-${m.partition} ${m.from ?? 'none'}->${m.to}`).join(', ');
+      this.log(
+        'info',
+        `fault at ${t}s: preferred-leaders moved ${moved} partition(s) back${which ? ` (the run's: ${which})` : ''}`,
+      );
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
       this.log('warn', `fault at ${t}s: preferred-leaders failed: ${error}`);
@@ -266,6 +279,7 @@ export class FaultTimeline {
       durationMs: null,
       error,
       ...(moved === undefined ? {} : { moved }),
+      ...(moves === undefined ? {} : { moves }),
     };
     this.elections.set(event, { ms: null, note: 'a preferred leader election: leaders move by design' });
     this.record(event);
@@ -286,12 +300,18 @@ export class FaultTimeline {
     );
   }
 
+  /** The run's partitions, at most ELECTION_PARTITIONS of them (the first topics' first). */
+  private runPartitions(): { topic: string; partition: number }[] {
+    const { partitions } = this.scenario.topics;
+    const topics = this.topics.slice(0, Math.ceil(ELECTION_PARTITIONS / partitions));
+    return topics
+      .flatMap((topic) => Array.from({ length: partitions }, (_, partition) => ({ topic, partition })))
+      .slice(0, ELECTION_PARTITIONS);
+  }
+
   /** The run's partitions (at most ELECTION_PARTITIONS) that `node` leads now. */
   private async partitionsLedBy(node: number): Promise<{ topic: string; partition: number }[]> {
-    const all = this.topics.flatMap((topic) =>
-      Array.from({ length: this.scenario.topics.partitions }, (_, partition) => ({ topic, partition })),
-    );
-    const some = all.slice(0, ELECTION_PARTITIONS);
+    const some = this.runPartitions();
     const leaders = await this.leadersOf(some);
     return some.filter((_, i) => leaders[i] === node);
   }

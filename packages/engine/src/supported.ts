@@ -118,7 +118,7 @@ export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): Sc
       if (kind === 'kafka' && (BUNDLED_ONLY_FAULTS as readonly string[]).includes(f.action))
         not(
           `faults[${i}].action`,
-          `${f.action} needs target bundled: only the bundled cluster, which runs in kbench's process, takes ${BUNDLED_ONLY_FAULTS.join(', ')}; the kafka target takes kill, pause, restart, preferred-leaders and command`,
+          `${f.action} needs target bundled: only the bundled cluster, which runs in kbench's process, takes ${BUNDLED_ONLY_FAULTS.join(', ')}; the kafka target takes kill, pause, restart, rolling-restart, preferred-leaders and command`,
         );
     });
     s.faults.forEach((f, i) => {

@@ -8,7 +8,14 @@ import {
   startBroker,
   startCluster,
 } from '@kbench/broker-native';
-import { didYouMean, type Scenario, ScenarioError, type TargetProfile, targetKind } from '@kbench/schema';
+import {
+  didYouMean,
+  type PartitionMove,
+  type Scenario,
+  ScenarioError,
+  type TargetProfile,
+  targetKind,
+} from '@kbench/schema';
 import { partitionLeader, partitionLeaders } from './admin.js';
 import { type BundledListener, bundledListener } from './bundled-security.js';
 import { ProfileStore } from './profiles.js';
@@ -41,10 +48,25 @@ export interface FaultController {
   leaderOf(topic: string, partition: number): Promise<number | null>;
   /** Every partition's leader of some topics at once, where one request can tell (Admin metadata). */
   leaders?(topics: string[]): Promise<{ topic: string; partition: number; leader: number | null }[]>;
-  /** Moves leadership back to the preferred replicas (Kafka's PREFERRED election); how many partitions moved. */
-  preferredLeaders(): Promise<number>;
+  /**
+   * Moves leadership back to the preferred replicas (Kafka's PREFERRED election): how many partitions
+   * moved, and which of `partitions`, from which node to which.
+   */
+  preferredLeaders(partitions: { topic: string; partition: number }[]): Promise<PreferredElection>;
+  /** The cluster's node ids. */
+  nodes(): number[];
+  /** Partitions with the node among their replicas but not in their ISR (null when no node can tell). */
+  outOfSync(node: number): Promise<number | null>;
   /** The bundled cluster's own faults (docs/scenarios.md#faults); absent on the managed Apache Kafka target. */
   bundled?: BundledFaults;
+}
+
+/** What a preferred leader election did. */
+export interface PreferredElection {
+  /** Partitions that changed leader, of every topic (internal ones included on kafka). */
+  moved: number;
+  /** Those of the partitions asked about. */
+  moves: PartitionMove[];
 }
 
 /** Faults only the bundled cluster can inject: it runs in this process. */
@@ -55,10 +77,6 @@ export interface BundledFaults {
   heal(node: number): Promise<void>;
   /** Adds `delayMicros` to each fdatasync of a node for `ms`, or until `heal`. */
   slowDisk(node: number, delayMicros: number, ms: number | undefined): Promise<void>;
-  /** Partitions with the node among their replicas but not in their ISR (null when no node runs). */
-  outOfSync(node: number): Promise<number | null>;
-  /** The cluster's node ids. */
-  nodes(): number[];
 }
 
 /** True when a bundled scenario needs the in-process cluster rather than the single broker. */
@@ -171,13 +189,26 @@ async function openBundledCluster(
       pause: (node, ms) => cluster.pause(node, ms),
       restart: (node) => cluster.restart(node),
       leaderOf: (topic, partition) => cluster.leaderOf(topic, partition),
-      preferredLeaders: () => cluster.preferredLeaders(),
+      preferredLeaders: async (partitions) => {
+        // The controller counts what moved; the leaders before and after name the partitions asked about.
+        const leaders = () => Promise.all(partitions.map((p) => cluster.leaderOf(p.topic, p.partition)));
+        const before = await leaders();
+        const moved = await cluster.preferredLeaders();
+        const after = await leaders();
+        const moves = partitions.flatMap((p, i): PartitionMove[] => {
+          const to = after[i];
+          return to !== null && to !== undefined && to !== before[i]
+            ? [{ ...p, from: before[i] ?? null, to }]
+            : [];
+        });
+        return { moved, moves };
+      },
+      nodes: () => Array.from({ length: scenario.cluster.nodes }, (_, i) => i + 1),
+      outOfSync: (node) => cluster.outOfSync(node),
       bundled: {
         isolate: (node, from, ms) => cluster.isolate(node, from, ms),
         heal: (node) => cluster.heal(node),
         slowDisk: (node, delayMicros, ms) => cluster.slowDisk(node, delayMicros, ms),
-        outOfSync: (node) => cluster.outOfSync(node),
-        nodes: () => Array.from({ length: scenario.cluster.nodes }, (_, i) => i + 1),
       },
     },
     brokerStats: () => cluster.stats(),
@@ -192,10 +223,13 @@ async function openBundledCluster(
   };
 }
 
-/** How many partitions LeaderElectionCommand's "Successfully completed leader election (PREFERRED) for partitions a-0, b-1" names. */
-export function electedPartitions(output: string): number {
-  const list = /Successfully completed leader election \(\w+\) for partitions (.*)/.exec(output)?.[1]?.trim();
-  return list ? list.split(',').filter((p) => p.trim() !== '').length : 0;
+/** The partitions LeaderElectionCommand's "Successfully completed leader election (PREFERRED) for partitions a-0, b-1" names. */
+export function electedPartitions(output: string): { topic: string; partition: number }[] {
+  const list = /Successfully completed leader election \(\w+\) for partitions (.*)/.exec(output)?.[1] ?? '';
+  return list.split(',').flatMap((name) => {
+    const match = /^(.+)-(\d+)$/.exec(name.trim());
+    return match ? [{ topic: match[1] as string, partition: Number(match[2]) }] : [];
+  });
 }
 
 /**
@@ -223,7 +257,18 @@ async function openManagedKafka(nodes: number, workDir?: string): Promise<Target
         restart: (node) => kafka.restart(node),
         leaderOf: (topic, partition) => partitionLeader(live(), topic, partition, () => {}),
         leaders: (topics) => partitionLeaders(live(), topics, () => {}),
-        preferredLeaders: async () => {
+        nodes: () => kafka.nodes.map((n) => n.id),
+        // Every topic's partitions (internal ones too), as the metadata of a node that is up says;
+        // null while none answers (a node just restarted, say).
+        outOfSync: async (node) => {
+          const all = await partitionLeaders(live(), [], () => {}).catch(() => null);
+          if (all === null || all.length === 0) return null;
+          return all.filter((p) => p.replicas.includes(node) && !p.isr.includes(node)).length;
+        },
+        preferredLeaders: async (partitions) => {
+          // Who led the partitions before, and their preferred replicas (the first of each list).
+          const topics = [...new Set(partitions.map((p) => p.topic))];
+          const before = topics.length > 0 ? await partitionLeaders(live(), topics, () => {}) : [];
           // Kafka's own tool (kafka-leader-election.sh): kafkajs has no ElectLeaders.
           const tool = await runKafkaTool(
             'org.apache.kafka.tools.LeaderElectionCommand',
@@ -247,7 +292,15 @@ async function openManagedKafka(nodes: number, workDir?: string): Promise<Target
             throw new Error(
               `kafka-leader-election failed (${tool.timedOut ? 'timed out' : `exit ${tool.exitCode}`}): ${(real[0] ?? out.trim()).slice(-400)}`,
             );
-          return electedPartitions(out);
+          const elected = electedPartitions(out);
+          // A partition the tool elected is led by its preferred replica now.
+          const moves = partitions.flatMap((p): PartitionMove[] => {
+            const was = before.find((b) => b.topic === p.topic && b.partition === p.partition);
+            const to = was?.replicas[0];
+            const isElected = elected.some((e) => e.topic === p.topic && e.partition === p.partition);
+            return isElected && was && to !== undefined ? [{ ...p, from: was.leader, to }] : [];
+          });
+          return { moved: elected.length, moves };
         },
       },
       close: async () => {

@@ -116,6 +116,10 @@ describe('bundled cluster fault kinds', () => {
     // The killed leader is back and preferred for partition 0 at least: leadership moved back.
     expect(byAction['preferred-leaders']).toMatchObject({ error: null, node: null });
     expect(byAction['preferred-leaders']?.moved).toBeGreaterThanOrEqual(1);
+    // Partition 0 went back to the node killed and restarted, from the one that took it over.
+    const back = byAction['preferred-leaders']?.moves?.find((m) => m.partition === 0);
+    expect(back).toMatchObject({ topic: 'kbench-rolling-0', to: byAction.kill?.node });
+    expect([1, 2, 3].filter((n) => n !== byAction.kill?.node)).toContain(back?.from);
     const rolling = byAction['rolling-restart'];
     expect(rolling?.error).toBeNull();
     expect(rolling?.steps?.map((s) => s.node)).toEqual([1, 2, 3]);
@@ -154,14 +158,14 @@ describe('refusals of fault kinds, before any load', () => {
         cluster: { nodes: 3 },
         faults: [
           { at: '1s', action: 'kill', node: 1 },
-          { at: '2s', action: 'rolling-restart' },
+          { at: '2s', action: 'slow-disk', node: 2, delay: '5ms' },
         ],
       }),
     ).toEqual([
       {
         path: 'faults[1].action',
         message:
-          "rolling-restart needs target bundled: only the bundled cluster, which runs in kbench's process, takes isolate, heal, slow-disk, rolling-restart; the kafka target takes kill, pause, restart, preferred-leaders and command",
+          "slow-disk needs target bundled: only the bundled cluster, which runs in kbench's process, takes isolate, heal, slow-disk; the kafka target takes kill, pause, restart, rolling-restart, preferred-leaders and command",
       },
     ]);
     expect(issues({ target: 'localhost:9092', faults: [{ at: '1s', action: 'preferred-leaders' }] })).toEqual(
@@ -178,12 +182,15 @@ describe('refusals of fault kinds, before any load', () => {
 });
 
 describe('electedPartitions', () => {
-  it("counts the partitions Kafka's leader election tool moved", () => {
+  it("names the partitions Kafka's leader election tool moved", () => {
     expect(
       electedPartitions(
-        'Successfully completed leader election (PREFERRED) for partitions kbench-a-0-0, __consumer_offsets-7\nValid replica already elected for partitions kbench-a-0-1\n',
+        'Successfully completed leader election (PREFERRED) for partitions kbench-a-0-0, __consumer_offsets-17\nValid replica already elected for partitions kbench-a-0-1\n',
       ),
-    ).toBe(2);
-    expect(electedPartitions('Valid replica already elected for partitions kbench-a-0-0\n')).toBe(0);
+    ).toEqual([
+      { topic: 'kbench-a-0', partition: 0 },
+      { topic: '__consumer_offsets', partition: 17 },
+    ]);
+    expect(electedPartitions('Valid replica already elected for partitions kbench-a-0-0\n')).toEqual([]);
   });
 });

@@ -1,8 +1,10 @@
 // A run's figures in words, the same in the CLI and the web.
-import type { ClientLoad, FaultEvent } from './run.js';
+import type { ClientLoad, FaultEvent, PartitionMove } from './run.js';
 
 /** A load thread busy at least this fraction of the measured phase had no time to spare. */
 export const CLIENT_BUSY_LIMIT = 0.9;
+/** How many of a preferred-leaders fault's moves its line names; the rest are counted. */
+const MOVES_SHOWN = 4;
 
 /** The warning for a run whose busiest producer or consumer thread was near 100% busy, or null. */
 export function clientPaceWarning(client: ClientLoad | undefined): string | null {
@@ -33,15 +35,26 @@ export function faultText(fault: FaultEvent): string {
     });
     return `rolling-restart: ${steps.join(', ') || 'no node restarted'}${fault.error ? `; failed, ${fault.error}` : ''}`;
   }
-  if (fault.action === 'preferred-leaders')
-    return fault.error
-      ? `preferred-leaders: failed, ${fault.error}`
-      : `preferred-leaders: ${fault.moved ?? 0} partition${fault.moved === 1 ? '' : 's'} moved back`;
+  if (fault.action === 'preferred-leaders') {
+    if (fault.error) return `preferred-leaders: failed, ${fault.error}`;
+    const moved = `preferred-leaders: ${fault.moved ?? 0} partition${fault.moved === 1 ? '' : 's'} moved back`;
+    return fault.moves && fault.moves.length > 0 ? `${moved}; ${movesText(fault.moves)}` : moved;
+  }
   const target = typeof fault.target === 'number' ? `node ${fault.target}` : fault.target;
   const resolved = fault.node !== null && typeof fault.target !== 'number' ? ` (node ${fault.node})` : '';
   const length = fault.durationMs !== null ? ` for ${fault.durationMs} ms` : '';
   const failed = fault.error ? `: failed, ${fault.error}` : '';
   return `${fault.action} ${target}${resolved}${length}${failed}`;
+}
+
+/** The run's partitions a preferred-leaders fault moved: `t-0 from node 2 to node 1, t-1 from node 3 to node 2 and 4 more`. */
+function movesText(moves: PartitionMove[]): string {
+  const shown = moves.slice(0, MOVES_SHOWN).map((m) => {
+    const from = m.from === null ? 'no leader' : `node ${m.from}`;
+    return `${m.topic}-${m.partition} from ${from} to node ${m.to}`;
+  });
+  const more = moves.length > MOVES_SHOWN ? ` and ${moves.length - MOVES_SHOWN} more` : '';
+  return `${shown.join(', ')}${more}`;
 }
 
 /** How a command fault's command ended: `exit 0 after 1.2 s`, `timed out, killed (SIGKILL) after 60 s`. */

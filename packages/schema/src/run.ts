@@ -178,6 +178,15 @@ export const rollingStepSchema = z.object({
 });
 export type RollingStep = z.infer<typeof rollingStepSchema>;
 
+/** A partition a preferred-leaders fault moved: from the node that led it (null: none) to its preferred replica. */
+export const partitionMoveSchema = z.object({
+  topic: z.string(),
+  partition: z.number(),
+  from: z.number().nullable(),
+  to: z.number(),
+});
+export type PartitionMove = z.infer<typeof partitionMoveSchema>;
+
 /** A fault of the scenario's timeline as the run executed it. */
 export const faultEventSchema = z.object({
   /** Seconds since load started, as samples' t. */
@@ -197,6 +206,8 @@ export const faultEventSchema = z.object({
   steps: z.array(rollingStepSchema).optional(),
   /** A preferred-leaders fault: how many partitions moved back to their preferred replica. */
   moved: z.number().optional(),
+  /** Of those, the run's own partitions (at most 256), each from the node that led it to the one that leads it now. */
+  moves: z.array(partitionMoveSchema).optional(),
   /** What the fault cost (absent in runs stored before it was measured). */
   recovery: faultRecoverySchema.optional(),
 });

@@ -22,8 +22,8 @@ export const NODE_FAULT_ACTIONS = ['kill', 'pause', 'restart', 'isolate', 'heal'
 /** Fault actions on the whole cluster kbench started (no node). */
 export const CLUSTER_FAULT_ACTIONS = ['rolling-restart', 'preferred-leaders'] as const;
 export const FAULT_ACTIONS = [...NODE_FAULT_ACTIONS, ...CLUSTER_FAULT_ACTIONS] as const;
-/** Faults only the bundled cluster can inject (the managed Apache Kafka target takes kill, pause, restart, preferred-leaders). */
-export const BUNDLED_ONLY_FAULTS = ['isolate', 'heal', 'slow-disk', 'rolling-restart'] as const;
+/** Faults only the bundled cluster can inject (the managed Apache Kafka target takes kill, pause, restart, rolling-restart, preferred-leaders). */
+export const BUNDLED_ONLY_FAULTS = ['isolate', 'heal', 'slow-disk'] as const;
 /** Who an isolate fault cuts a node off from (faults[].from). */
 export const ISOLATE_FROM = ['peers', 'clients'] as const;
 /** A slow-disk fault's delay added to each fdatasync (faults[].delay). */

@@ -69,5 +69,14 @@ describe('faultText', () => {
     );
     const preferred = { ...base, t: 5, action: 'preferred-leaders', moved: 1 } as const;
     expect(faultText(preferred)).toBe('preferred-leaders: 1 partition moved back');
+    const moves = Array.from({ length: 6 }, (_, partition) => ({
+      topic: 'kbench-r-0',
+      partition,
+      from: partition === 1 ? null : 2,
+      to: 1,
+    }));
+    expect(faultText({ ...preferred, moved: 51, moves })).toBe(
+      'preferred-leaders: 51 partitions moved back; kbench-r-0-0 from node 2 to node 1, kbench-r-0-1 from no leader to node 1, kbench-r-0-2 from node 2 to node 1, kbench-r-0-3 from node 2 to node 1 and 2 more',
+    );
   });
 });
