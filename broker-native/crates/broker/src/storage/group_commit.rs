@@ -440,7 +440,11 @@ mod tests {
         assert_eq!(idle.through(), next);
         assert!(!segment.is_unsynced());
         for partition in &chained {
-            assert_eq!(partition.through(), 0, "a chained round ran before its delay");
+            assert_eq!(
+                partition.through(),
+                0,
+                "a chained round ran before its delay"
+            );
         }
     }
 
