@@ -74,6 +74,10 @@ describe('faults on the managed Apache Kafka target', () => {
     const run = new ScenarioRun(
       parseScenario({
         target: 'kafka',
+        // The native engine retries a partition's records until its new leader answers. On kafkajs a
+        // fresh-clone CI run failed in the rolling restart: its producer gave up on
+        // UNKNOWN_TOPIC_OR_PARTITION ("This server does not host this topic-partition") after its retries.
+        driver: 'native',
         duration: '90s',
         cluster: { nodes: 3 },
         topics: { partitions: 3, replicationFactor: 3, minInsyncReplicas: 2 },
