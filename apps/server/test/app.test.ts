@@ -258,7 +258,10 @@ describe('starting a run with a bad scenario', () => {
     expect(missing.json().issues).toEqual([
       { path: 'faults[2].node', message: 'node 4 does not exist: cluster.nodes is 3' },
     ]);
-    const kafka = await post({ target: 'kafka', faults: [{ at: '1s', action: 'rolling-restart' }] });
+    const kafka = await post({
+      target: 'kafka',
+      faults: [{ at: '1s', action: 'slow-disk', node: 1, delay: '5ms' }],
+    });
     expect(kafka.statusCode).toBe(400);
     expect(kafka.json().issues.map((i: { path: string }) => i.path)).toEqual(['faults[0].action']);
   });
