@@ -31,6 +31,9 @@ export function rateCeiling(profile: TargetProfile | undefined, maxRate?: number
   return limits.length > 0 ? Math.min(...limits) : undefined;
 }
 
+/** The node and cluster faults the managed Apache Kafka target takes (besides command). */
+const KAFKA_FAULTS = FAULT_ACTIONS.filter((a) => !(BUNDLED_ONLY_FAULTS as readonly string[]).includes(a));
+
 export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): ScenarioIssue[] {
   const issues: ScenarioIssue[] = [];
   const not = (path: string, message: string) => issues.push({ path, message });
@@ -118,7 +121,7 @@ export function unsupportedIssues(s: Scenario, options: SupportOptions = {}): Sc
       if (kind === 'kafka' && (BUNDLED_ONLY_FAULTS as readonly string[]).includes(f.action))
         not(
           `faults[${i}].action`,
-          `${f.action} needs target bundled: only the bundled cluster, which runs in kbench's process, takes ${BUNDLED_ONLY_FAULTS.join(', ')}; the kafka target takes kill, pause, restart, rolling-restart, preferred-leaders and command`,
+          `${f.action} needs target bundled: only the bundled cluster, which runs in kbench's process, takes ${BUNDLED_ONLY_FAULTS.join(', ')}; the kafka target takes ${KAFKA_FAULTS.join(', ')} and command`,
         );
     });
     s.faults.forEach((f, i) => {
