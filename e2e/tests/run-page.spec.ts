@@ -34,6 +34,31 @@ async function finishedRun(page: Page, scenario: Record<string, unknown>): Promi
 
 const TIME = /^\d[\d.,]* (µs|ms|s)$/;
 
+test('the run page says how many client errors a run saw and what they said', async ({ page }) => {
+  await page.goto('/');
+  // The only node is down for a second: the clients' connections to it are refused meanwhile.
+  const [id, stored] = await finishedRun(page, {
+    name: 'client errors',
+    driver: 'native',
+    duration: '4s',
+    topics: { partitions: 2 },
+    producers: { count: 1, rate: 1000, acks: 1 },
+    faults: [
+      { at: '1s', action: 'kill', node: 1 },
+      { at: '2s', action: 'restart', node: 1 },
+    ],
+  });
+  expect(stored.status, String(stored.error)).toBe('completed');
+  const errors = stored.summary?.produced.errors ?? 0;
+  const said = stored.summary?.clientErrors ?? [];
+  expect(errors).toBeGreaterThan(0);
+  await page.goto(`/#/runs/${id}`);
+  const note = page.getByTestId('client-errors');
+  await expect(note).toContainText(`Client errors in the measured phase: ${errors.toLocaleString('en-US')}`);
+  await expect(note.locator('tbody tr')).toHaveCount(said.length);
+  await expect(note.locator('tbody tr').first()).toContainText(said[0]?.message ?? 'none');
+});
+
 test('the run page shows the percentiles, wire MB/s, the load generator and the faults of a real run', async ({
   page,
 }) => {

@@ -136,8 +136,7 @@ export function summaryText(summary: RunSummary | null): string {
     ],
     ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
   );
-  const errors =
-    summary.produced.errors > 0 ? `\nproduce errors: ${fmtNumber(summary.produced.errors)} records` : '';
+  const errors = clientErrorsText(summary);
   const pace = clientPaceWarning(summary.client);
   const client = summary.client ? `\n${clientText(summary.client)}${pace ? `\nwarning: ${pace}` : ''}` : '';
   const wire =
@@ -148,6 +147,17 @@ export function summaryText(summary: RunSummary | null): string {
     ? `\nfind-max: ${summary.findMax.rate === null ? 'no rate passed' : `${fmtNumber(summary.findMax.rate)} rec/s`} after ${summary.findMax.trials.length} trials; the measured phase ran at it`
     : '';
   return `measured ${fmtNumber(summary.measuredSeconds, 1)} s (warm-up excluded; MB = 1,048,576 bytes of values)\n\n${throughput}\n\n${latency}${errors}${wire}${client}${search}${verificationText(summary.verification)}`;
+}
+
+/**
+ * The measured phase's client errors: the count (records whose send failed on kafkajs, failed
+ * requests and answers on the native engine), then what they said, most frequent first.
+ */
+export function clientErrorsText(summary: RunSummary): string {
+  if (summary.produced.errors === 0) return '';
+  const rows = (summary.clientErrors ?? []).map((e) => [`  ${e.role}`, fmtNumber(e.count), e.message]);
+  const said = rows.length > 0 ? `\n${table(rows, ['l', 'r', 'l'])}` : '';
+  return `\nclient errors: ${fmtNumber(summary.produced.errors)}${said}`;
 }
 
 /** The record check (issue 19): its verdict in a line, and the partitions with misses; empty without a check. */

@@ -72,3 +72,41 @@ describe('a run that measured nothing', () => {
     expect(list.filter((run) => run.name.startsWith('warm-ups'))).toHaveLength(1);
   });
 });
+
+describe('a run whose clients saw errors', () => {
+  it('prints how many and what they said, and keeps both in the history', async () => {
+    const file = path.join(home, 'client-errors.yaml');
+    // The only node is down for a second: producer and consumer connections are refused meanwhile.
+    await writeFile(
+      file,
+      [
+        'name: client errors',
+        'driver: native',
+        'duration: 4s',
+        'topics: { partitions: 2 }',
+        'producers: { count: 1, rate: 1000, acks: 1 }',
+        'consumers: { count: 1 }',
+        'faults:',
+        '  - { at: 1s, action: kill, node: 1 }',
+        '  - { at: 2s, action: restart, node: 1 }',
+        '',
+      ].join('\n'),
+    );
+    const r = await kbench(['run', file]);
+    expect(r.code, r.stderr).toBe(0);
+    const total = /^client errors: ([\d,]+)$/m.exec(r.stdout)?.[1];
+    expect(total, r.stdout).toBeDefined();
+    // A line per message: the client, its count, then the message as the engine worded it.
+    const lines = [...r.stdout.matchAll(/^ {2}(producer|consumer) +([\d,]+) +(\S.*)$/gm)];
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.some((l) => l[1] === 'producer' && /refused|closed/.test(l[3] ?? ''))).toBe(true);
+    const sum = lines.reduce((n, l) => n + Number(l[2]?.replaceAll(',', '')), 0);
+    expect(sum).toBe(Number(total?.replaceAll(',', '')));
+
+    const id = /^run ([0-9a-f]+) {2}completed/m.exec(r.stdout)?.[1] as string;
+    const stored = JSON.parse((await kbench(['show', id, '--json'])).stdout);
+    const said = stored.summary.clientErrors as { role: string; message: string; count: number }[];
+    expect(said.reduce((n, e) => n + e.count, 0)).toBe(stored.summary.produced.errors);
+    expect(stored.summary.produced.errors).toBe(sum);
+  });
+});

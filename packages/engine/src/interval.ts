@@ -13,6 +13,39 @@ export interface ClientInterval {
   wireBytes?: number;
   /** Records put back to be sent again (retried), when the driver counts them (the native producer). */
   retries?: number;
+  /** What the errors said: each distinct message with its count (bounded, see tallyError). */
+  errorMessages?: ErrorCount[];
+}
+
+export interface ErrorCount {
+  message: string;
+  count: number;
+}
+
+/** The most distinct error messages a tally keeps; the rest are counted under OTHER_ERRORS. */
+export const MAX_ERROR_MESSAGES = 16;
+export const OTHER_ERRORS = '(other error messages)';
+const MAX_ERROR_MESSAGE_CHARS = 300;
+
+/**
+ * Adds `count` errors saying `message` to a tally kept most frequent first, with at most
+ * MAX_ERROR_MESSAGES distinct messages (the Rust engine's stats.rs keeps the same bound), so a
+ * stream of unique messages cannot grow it.
+ */
+export function tallyError(tally: ErrorCount[], message: string, count: number): void {
+  if (count <= 0) return;
+  const text = message.slice(0, MAX_ERROR_MESSAGE_CHARS);
+  let entry = tally.find((e) => e.message === text);
+  if (!entry) {
+    if (tally.length >= MAX_ERROR_MESSAGES && text !== OTHER_ERRORS) {
+      tallyError(tally, OTHER_ERRORS, count);
+      return;
+    }
+    entry = { message: text, count: 0 };
+    tally.push(entry);
+  }
+  entry.count += count;
+  tally.sort((a, b) => b.count - a.count || a.message.localeCompare(b.message));
 }
 
 /** Counts kept where the work happens, handed over and reset on each take(). */
@@ -20,6 +53,7 @@ export class IntervalAccumulator {
   private records = 0;
   private valueBytes = 0;
   private errors = 0;
+  private errorMessages: ErrorCount[] = [];
   private latency = new LatencyHistogram();
 
   add(records: number, valueBytes: number, latencyMicros: number | null): void {
@@ -28,8 +62,10 @@ export class IntervalAccumulator {
     if (latencyMicros !== null) this.latency.record(latencyMicros, records);
   }
 
-  error(records: number): void {
+  /** Records whose send failed, and what the failure said. */
+  error(records: number, message: string): void {
     this.errors += records;
+    tallyError(this.errorMessages, message, records);
   }
 
   take(): ClientInterval {
@@ -37,9 +73,11 @@ export class IntervalAccumulator {
       records: this.records,
       valueBytes: this.valueBytes,
       errors: this.errors,
+      errorMessages: this.errorMessages,
       latency: this.latency.toBuckets(),
       busy: null,
     };
+    this.errorMessages = [];
     this.records = 0;
     this.valueBytes = 0;
     this.errors = 0;

@@ -2,7 +2,7 @@
 // histograms the summary is computed from. Warm-up intervals are sampled but never summarised.
 import type { RunSummary, Sample } from '@kbench/schema';
 import { type HistogramBuckets, LatencyHistogram } from './histogram.js';
-import type { ClientInterval } from './interval.js';
+import { type ClientInterval, type ErrorCount, tallyError } from './interval.js';
 
 const MIB = 1024 * 1024;
 
@@ -20,6 +20,8 @@ export class Meter {
     consumer: [0, 0] as [number, number],
     cpuMicros: 0,
   };
+  private intervalErrorMessages = { producer: [] as ErrorCount[], consumer: [] as ErrorCount[] };
+  private readonly measuredErrorMessages = { producer: [] as ErrorCount[], consumer: [] as ErrorCount[] };
   private intervalWireBytes: number | null = null;
   private intervalRetries: number | null = null;
   /** Records retried in the interval last cut, or null when the driver does not count them. */
@@ -56,6 +58,7 @@ export class Meter {
     this.interval.producedRecords += interval.records;
     this.interval.producedBytes += interval.valueBytes;
     this.interval.errors += interval.errors;
+    this.tally('producer', interval);
     this.producedTotal += interval.records;
     if (interval.wireBytes !== undefined)
       this.intervalWireBytes = (this.intervalWireBytes ?? 0) + interval.wireBytes;
@@ -70,10 +73,16 @@ export class Meter {
     this.interval.consumedRecords += interval.records;
     this.interval.consumedBytes += interval.valueBytes;
     this.interval.errors += interval.errors;
+    this.tally('consumer', interval);
     this.consumedTotal += interval.records;
     this.intervalE2e.addBuckets(interval.latency);
     if (interval.busy !== null)
       this.intervalBusy.consumer = Math.max(this.intervalBusy.consumer ?? 0, interval.busy);
+  }
+
+  private tally(role: 'producer' | 'consumer', interval: ClientInterval): void {
+    for (const e of interval.errorMessages ?? [])
+      tallyError(this.intervalErrorMessages[role], e.message, e.count);
   }
 
   /** Records written before the measured phase (a preloaded backlog): they count toward the backlog only. */
@@ -122,6 +131,9 @@ export class Meter {
       this.measured.consumedRecords += this.interval.consumedRecords;
       this.measured.consumedBytes += this.interval.consumedBytes;
       this.measured.errors += this.interval.errors;
+      for (const role of ['producer', 'consumer'] as const)
+        for (const e of this.intervalErrorMessages[role])
+          tallyError(this.measuredErrorMessages[role], e.message, e.count);
       for (const role of ['producer', 'consumer'] as const) {
         const busy = this.intervalBusy[role];
         if (busy !== null) {
@@ -133,6 +145,7 @@ export class Meter {
       if (this.intervalWireBytes !== null)
         this.measuredWireBytes = (this.measuredWireBytes ?? 0) + this.intervalWireBytes;
     }
+    this.intervalErrorMessages = { producer: [], consumer: [] };
     this.intervalWireBytes = null;
     this.lastRetries = this.intervalRetries;
     this.intervalRetries = null;
@@ -153,6 +166,9 @@ export class Meter {
     const seconds = m.ms / 1000;
     const per = (n: number) => (seconds > 0 ? n / seconds : 0);
     const round = (n: number, digits: number) => Number(n.toFixed(digits));
+    const clientErrors = (['producer', 'consumer'] as const).flatMap((role) =>
+      this.measuredErrorMessages[role].map((e) => ({ role, ...e })),
+    );
     return {
       measuredSeconds: round(seconds, 3),
       produced: {
@@ -175,6 +191,7 @@ export class Meter {
         producerBusy: this.meanBusy('producer'),
         consumerBusy: this.meanBusy('consumer'),
       },
+      ...(clientErrors.length > 0 ? { clientErrors } : {}),
     };
   }
 }

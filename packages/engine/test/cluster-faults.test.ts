@@ -110,6 +110,11 @@ describe('the bundled cluster', () => {
     // (those in flight when the connection died: often none at this rate, so only counted here).
     expect(cost?.errors).toBeGreaterThan(0);
     expect(cost?.retries).toBeGreaterThanOrEqual(0);
+    // What the measured phase's errors said: every one of them, by message (summary.clientErrors).
+    const said = record.summary?.clientErrors ?? [];
+    expect(said.length).toBeGreaterThan(0);
+    expect(said.reduce((sum, e) => sum + e.count, 0)).toBe(record.summary?.produced.errors);
+    expect(said.every((e) => e.message.length > 0 && e.count > 0)).toBe(true);
     // A restart brings a node back: no election of its own to measure, and the note says why.
     expect(restart?.recovery?.leaderElectionMs).toBeNull();
     expect(restart?.recovery?.leaderNote).toMatch(/a restart brings a node back/);

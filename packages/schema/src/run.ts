@@ -256,6 +256,14 @@ export const findMaxResultSchema = z.object({
 });
 export type FindMaxResult = z.infer<typeof findMaxResultSchema>;
 
+/** One message the clients' errors said, and how many errors said it. */
+export const clientErrorSchema = z.object({
+  role: z.enum(['producer', 'consumer']),
+  message: z.string(),
+  count: z.number(),
+});
+export type ClientError = z.infer<typeof clientErrorSchema>;
+
 /** What the log check counted, in one partition or in all. */
 export const verificationCountsSchema = z.object({
   /** Records the producers had acknowledged. */
@@ -311,6 +319,12 @@ export const runSummarySchema = z.object({
   findMax: findMaxResultSchema.optional(),
   /** Present when the run had faults or `verify: true`. */
   verification: verificationSchema.optional(),
+  /**
+   * What the measured phase's client errors said, present when there were any: each distinct message
+   * of producers and of consumers with its count, most frequent first (at most 16 per role, the rest
+   * counted as "(other error messages)"). The counts add up to `produced.errors`.
+   */
+  clientErrors: z.array(clientErrorSchema).optional(),
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;
 

@@ -5,6 +5,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { api, type RunRecord, type Sample } from '../api';
 import { AgentsTable } from '../components/AgentsTable';
 import { ConcurrentWarning, ErrorNote, Panel, StatusBadge } from '../components/bits';
+import { ClientErrors } from '../components/ClientErrors';
 import { FaultsTable } from '../components/FaultsTable';
 import { LatencyHeatmaps } from '../components/LatencyHeatmaps';
 import { RunCharts } from '../components/RunCharts';
@@ -217,6 +218,7 @@ export function RunPage({ id }: { id: string }) {
       ) : (
         <p className="muted">No summary: the run did not reach its measured phase.</p>
       )}
+      {record.summary && <ClientErrors summary={record.summary} />}
       {record.summary?.verification && <VerificationPanel verification={record.summary.verification} />}
       {record.environment.agents && <AgentsTable agents={record.environment.agents} />}
       {record.faults && record.faults.length > 0 && <FaultsTable faults={record.faults} />}

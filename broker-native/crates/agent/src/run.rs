@@ -234,6 +234,9 @@ fn interval_json(s: &IntervalStats) -> Value {
         "valueBytes": s.value_bytes,
         "wireBytes": s.wire_bytes,
         "errors": s.errors,
+        "errorMessages": s.error_messages.iter()
+            .map(|(message, count)| json!({ "message": message, "count": count }))
+            .collect::<Vec<_>>(),
         "latency": {
             "buckets": s.latency.buckets,
             "counts": s.latency.counts,

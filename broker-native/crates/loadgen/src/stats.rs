@@ -13,6 +13,9 @@ pub struct IntervalStats {
     pub value_bytes: u64,
     pub wire_bytes: u64,
     pub errors: u64,
+    /// What the errors said: each distinct message with its count, most frequent first, at most
+    /// [`MAX_ERROR_MESSAGES`] of them (the rest are counted under [`OTHER_ERRORS`]).
+    pub error_messages: Vec<(String, u64)>,
     /// Records put back to be sent again (a failed request, a lost connection, a retriable error).
     pub retries: u64,
     pub latency: HistogramSnapshot,
@@ -25,9 +28,47 @@ impl IntervalStats {
         self.value_bytes += other.value_bytes;
         self.wire_bytes += other.wire_bytes;
         self.errors += other.errors;
+        for (message, count) in &other.error_messages {
+            tally(&mut self.error_messages, message, *count);
+        }
         self.retries += other.retries;
         self.latency.merge(&other.latency);
     }
+}
+
+/// The most distinct error messages an interval keeps; a run that fails in many ways names the
+/// first ones and counts the rest, so a stream of unique messages cannot grow memory.
+pub const MAX_ERROR_MESSAGES: usize = 16;
+/// Where the errors past [`MAX_ERROR_MESSAGES`] distinct messages are counted.
+pub const OTHER_ERRORS: &str = "(other error messages)";
+/// Messages longer than this are cut (a broker's error text is the server's to choose).
+const MAX_ERROR_MESSAGE_BYTES: usize = 300;
+
+/// Adds `count` errors saying `message` to a bounded tally, kept most frequent first.
+fn tally(messages: &mut Vec<(String, u64)>, message: &str, count: u64) {
+    let message = cut(message);
+    let at = match messages.iter().position(|(m, _)| m == message) {
+        Some(at) => at,
+        None if messages.len() < MAX_ERROR_MESSAGES || message == OTHER_ERRORS => {
+            messages.push((message.to_string(), 0));
+            messages.len() - 1
+        }
+        None => return tally(messages, OTHER_ERRORS, count),
+    };
+    messages[at].1 += count;
+    messages.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+}
+
+/// The message up to [`MAX_ERROR_MESSAGE_BYTES`], cut on a character boundary.
+fn cut(message: &str) -> &str {
+    if message.len() <= MAX_ERROR_MESSAGE_BYTES {
+        return message;
+    }
+    let mut end = MAX_ERROR_MESSAGE_BYTES;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    &message[..end]
 }
 
 #[derive(Debug, Default)]
@@ -39,6 +80,7 @@ pub struct SharedStats {
     retries: AtomicU64,
     latency: Mutex<Histogram>,
     last_error: Mutex<Option<String>>,
+    error_messages: Mutex<Vec<(String, u64)>>,
 }
 
 impl SharedStats {
@@ -56,10 +98,12 @@ impl SharedStats {
         self.retries.fetch_add(records, Ordering::Relaxed);
     }
 
-    /// Counts an error and keeps its message as the last error.
+    /// Counts an error, tallies its message for the interval and keeps it as the last error.
     pub fn error(&self, message: impl Into<String>) {
+        let message = message.into();
         self.errors.fetch_add(1, Ordering::Relaxed);
-        *lock(&self.last_error) = Some(message.into());
+        tally(&mut lock(&self.error_messages), &message, 1);
+        *lock(&self.last_error) = Some(message);
     }
 
     pub fn last_error(&self) -> Option<String> {
@@ -79,6 +123,7 @@ impl SharedStats {
             value_bytes: self.value_bytes.swap(0, Ordering::Relaxed),
             wire_bytes: self.wire_bytes.swap(0, Ordering::Relaxed),
             errors: self.errors.swap(0, Ordering::Relaxed),
+            error_messages: std::mem::take(&mut *lock(&self.error_messages)),
             retries: self.retries.swap(0, Ordering::Relaxed),
             latency: histogram.snapshot(),
         }
@@ -88,4 +133,71 @@ impl SharedStats {
 /// A poisoned stats mutex only means a panicking task; the counts are still usable.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interval_tallies_its_error_messages_most_frequent_first() {
+        let stats = SharedStats::default();
+        stats.error("produce: Kafka error code 6, retrying");
+        stats.error("connection refused");
+        stats.error("produce: Kafka error code 6, retrying");
+        let interval = stats.take_interval();
+        assert_eq!(interval.errors, 3);
+        assert_eq!(
+            interval.error_messages,
+            vec![
+                ("produce: Kafka error code 6, retrying".to_string(), 2),
+                ("connection refused".to_string(), 1)
+            ]
+        );
+        assert!(stats.take_interval().error_messages.is_empty());
+    }
+
+    #[test]
+    fn distinct_messages_past_the_bound_are_counted_together() {
+        let stats = SharedStats::default();
+        for i in 0..1000 {
+            stats.error(format!("error number {i}"));
+        }
+        stats.error("x".repeat(10_000));
+        let interval = stats.take_interval();
+        assert_eq!(interval.error_messages.len(), MAX_ERROR_MESSAGES + 1);
+        let total: u64 = interval.error_messages.iter().map(|(_, n)| n).sum();
+        assert_eq!(total, interval.errors);
+        assert_eq!(
+            interval.error_messages[0],
+            (OTHER_ERRORS.to_string(), 1001 - MAX_ERROR_MESSAGES as u64)
+        );
+    }
+
+    #[test]
+    fn merging_intervals_adds_the_counts_of_equal_messages() {
+        let mut a = IntervalStats {
+            errors: 2,
+            error_messages: vec![("a".into(), 2)],
+            ..Default::default()
+        };
+        let b = IntervalStats {
+            errors: 3,
+            error_messages: vec![("b".into(), 2), ("a".into(), 1)],
+            ..Default::default()
+        };
+        a.merge(&b);
+        assert_eq!(a.errors, 5);
+        assert_eq!(
+            a.error_messages,
+            vec![("a".to_string(), 3), ("b".to_string(), 2)]
+        );
+    }
+
+    #[test]
+    fn a_long_message_is_cut_on_a_character_boundary() {
+        let long = "é".repeat(400);
+        assert!(cut(&long).len() <= MAX_ERROR_MESSAGE_BYTES);
+        assert!(long.starts_with(cut(&long)));
+    }
 }

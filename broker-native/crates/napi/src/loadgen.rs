@@ -29,6 +29,8 @@ pub struct BindingNativeInterval {
     pub value_bytes: f64,
     pub wire_bytes: f64,
     pub errors: f64,
+    /// What the errors said, each distinct message with its count, most frequent first (bounded).
+    pub error_messages: Vec<NativeErrorCount>,
     /// Records a producer put back to be sent again (retried); 0 for consumers.
     pub retries: f64,
     pub latency_buckets: Vec<u32>,
@@ -38,6 +40,13 @@ pub struct BindingNativeInterval {
     pub latency_max_micros: f64,
 }
 
+/// One error message of an interval and how many errors said it.
+#[napi(object)]
+pub struct NativeErrorCount {
+    pub message: String,
+    pub count: f64,
+}
+
 impl From<IntervalStats> for BindingNativeInterval {
     fn from(s: IntervalStats) -> Self {
         BindingNativeInterval {
@@ -45,6 +54,14 @@ impl From<IntervalStats> for BindingNativeInterval {
             value_bytes: s.value_bytes as f64,
             wire_bytes: s.wire_bytes as f64,
             errors: s.errors as f64,
+            error_messages: s
+                .error_messages
+                .into_iter()
+                .map(|(message, count)| NativeErrorCount {
+                    message,
+                    count: count as f64,
+                })
+                .collect(),
             retries: s.retries as f64,
             latency_buckets: s.latency.buckets,
             latency_counts: s.latency.counts.into_iter().map(|c| c as f64).collect(),

@@ -19,7 +19,13 @@ import {
   type Scenario,
 } from '@kbench/schema';
 import { LatencyHistogram } from '../histogram.js';
-import { type ClientInterval, emptyInterval } from '../interval.js';
+import {
+  type ClientInterval,
+  type ErrorCount,
+  emptyInterval,
+  MAX_ERROR_MESSAGES,
+  tallyError,
+} from '../interval.js';
 import type { Acknowledged, AcknowledgedRanges } from '../verification.js';
 import type { ConsumersPlan, LoadClients, ProducersPlan } from './driver.js';
 import { shares } from './driver.js';
@@ -131,7 +137,7 @@ function count(value: unknown, what: string): number {
 }
 
 /** An interval as an agent sends it (NativeInterval over its clients), checked field by field. */
-function parseInterval(value: unknown, what: string): ClientInterval {
+export function parseInterval(value: unknown, what: string): ClientInterval {
   if (value === null || typeof value !== 'object') throw new Error(`a reply's ${what} is not an interval`);
   const v = value as Record<string, unknown>;
   const latency = v.latency as Record<string, unknown> | undefined;
@@ -153,6 +159,7 @@ function parseInterval(value: unknown, what: string): ClientInterval {
     valueBytes: count(v.valueBytes, `${what}.valueBytes`),
     wireBytes: count(v.wireBytes ?? 0, `${what}.wireBytes`),
     errors: count(v.errors, `${what}.errors`),
+    ...parseErrorMessages(v.errorMessages, what),
     latency: {
       buckets: buckets as number[],
       counts: counts as number[],
@@ -162,6 +169,21 @@ function parseInterval(value: unknown, what: string): ClientInterval {
     },
     busy: null,
   };
+}
+
+/** An interval's `errorMessages` (absent from agents before it): a bounded list of texts with counts. */
+function parseErrorMessages(value: unknown, what: string): Pick<ClientInterval, 'errorMessages'> {
+  if (value === undefined) return {};
+  if (!Array.isArray(value) || value.length > MAX_ERROR_MESSAGES + 1)
+    throw new Error(`a reply's ${what}.errorMessages is not a list of at most ${MAX_ERROR_MESSAGES + 1}`);
+  const tally: ErrorCount[] = [];
+  value.forEach((entry: unknown, i) => {
+    const e = (entry ?? {}) as Record<string, unknown>;
+    if (typeof e.message !== 'string')
+      throw new Error(`a reply's ${what}.errorMessages[${i}].message is not text`);
+    tallyError(tally, text(e.message), count(e.count, `${what}.errorMessages[${i}].count`));
+  });
+  return tally.length > 0 ? { errorMessages: tally } : {};
 }
 
 /**

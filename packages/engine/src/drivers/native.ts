@@ -25,6 +25,7 @@ function toInterval(n: NativeInterval): ClientInterval {
     valueBytes: n.valueBytes,
     wireBytes: n.wireBytes,
     errors: n.errors,
+    ...(n.errorMessages.length > 0 ? { errorMessages: n.errorMessages } : {}),
     retries: n.retries,
     latency: {
       buckets: n.latencyBuckets,

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { type ClientInterval, emptyInterval } from '../../interval.js';
+import { type ClientInterval, emptyInterval, tallyError } from '../../interval.js';
 import {
   type ConsumersPlan,
   type LoadClients,
@@ -36,6 +36,11 @@ export function mergeIntervals(parts: ClientInterval[]): ClientInterval {
     out.valueBytes += part.valueBytes;
     if (part.wireBytes !== undefined) out.wireBytes = (out.wireBytes ?? 0) + part.wireBytes;
     out.errors += part.errors;
+    if (part.errorMessages) {
+      const tally = out.errorMessages ?? [];
+      for (const e of part.errorMessages) tallyError(tally, e.message, e.count);
+      out.errorMessages = tally;
+    }
     if (part.retries !== undefined) out.retries = (out.retries ?? 0) + part.retries;
     out.latency.buckets.push(...part.latency.buckets);
     out.latency.counts.push(...part.latency.counts);

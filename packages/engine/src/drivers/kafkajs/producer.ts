@@ -102,7 +102,7 @@ export class LoadProducer {
         if (config.acks === 0) await this.plan.written();
         acc.add(count, bytes, nowMicros() - intended);
       } catch (err) {
-        acc.error(count);
+        acc.error(count, err instanceof Error ? err.message : String(err));
         this.plan.onError(err);
         if (control.stopped) return;
         await new Promise((resolve) => setTimeout(resolve, 100));
