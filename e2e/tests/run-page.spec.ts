@@ -34,6 +34,24 @@ async function finishedRun(page: Page, scenario: Record<string, unknown>): Promi
 
 const TIME = /^\d[\d.,]* (µs|ms|s)$/;
 
+test('the run page warns when an open-loop run did not reach its rate', async ({ page }) => {
+  await page.goto('/');
+  // Far beyond one native producer here: the schedule falls behind at once.
+  const [id, stored] = await finishedRun(page, {
+    name: 'rate not reached',
+    driver: 'native',
+    duration: '3s',
+    warmup: '1s',
+    producers: { count: 1, rate: 100_000_000 },
+  });
+  expect(stored.status, String(stored.error)).toBe('completed');
+  const reached = Math.round(stored.summary?.produced.recordsPerSec ?? 0).toLocaleString('en-US');
+  await page.goto(`/#/runs/${id}`);
+  await expect(page.getByTestId('rate-shortfall-warning')).toContainText(
+    `Warning: the producers reached ${reached} of the 100,000,000 records/s asked`,
+  );
+});
+
 test('the run page says how many client errors a run saw and what they said', async ({ page }) => {
   await page.goto('/');
   // The only node is down for a second: the clients' connections to it are refused meanwhile.

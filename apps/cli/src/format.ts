@@ -13,7 +13,9 @@ import {
   type RunListItem,
   type RunRecord,
   type RunSummary,
+  rateShortfallWarning,
   recoveryText,
+  type Scenario,
   type Verification,
 } from '@kbench/schema';
 
@@ -108,7 +110,7 @@ function latencyRow(label: string, l: LatencySummary | null): string[] {
   ];
 }
 
-export function summaryText(summary: RunSummary | null): string {
+export function summaryText(summary: RunSummary | null, scenario?: Scenario): string {
   if (!summary) return 'No measured samples (the run ended during warm-up).';
   const throughput = table(
     [
@@ -137,6 +139,7 @@ export function summaryText(summary: RunSummary | null): string {
     ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
   );
   const errors = clientErrorsText(summary);
+  const shortfall = scenario ? rateShortfallWarning(scenario, summary) : null;
   const pace = clientPaceWarning(summary.client);
   const client = summary.client ? `\n${clientText(summary.client)}${pace ? `\nwarning: ${pace}` : ''}` : '';
   const wire =
@@ -146,7 +149,7 @@ export function summaryText(summary: RunSummary | null): string {
   const search = summary.findMax
     ? `\nfind-max: ${summary.findMax.rate === null ? 'no rate passed' : `${fmtNumber(summary.findMax.rate)} rec/s`} after ${summary.findMax.trials.length} trials; the measured phase ran at it`
     : '';
-  return `measured ${fmtNumber(summary.measuredSeconds, 1)} s (warm-up excluded; MB = 1,048,576 bytes of values)\n\n${throughput}\n\n${latency}${errors}${wire}${client}${search}${verificationText(summary.verification)}`;
+  return `measured ${fmtNumber(summary.measuredSeconds, 1)} s (warm-up excluded; MB = 1,048,576 bytes of values)\n\n${throughput}${shortfall ? `\nwarning: ${shortfall}` : ''}\n\n${latency}${errors}${wire}${client}${search}${verificationText(summary.verification)}`;
 }
 
 /**

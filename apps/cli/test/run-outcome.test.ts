@@ -110,3 +110,47 @@ describe('a run whose clients saw errors', () => {
     expect(stored.summary.produced.errors).toBe(sum);
   });
 });
+
+describe('an open-loop run that falls short of its rate', () => {
+  it('says how much of the rate it reached, in the summary and again in kbench show', async () => {
+    // 100 million records/s is far beyond one native producer here: the schedule falls behind at once.
+    const args = ['--set', 'driver=native', '--set', 'producers.rate=100000000'];
+    const r = await kbench([
+      'run',
+      'scenarios/quickstart.yaml',
+      ...args,
+      '--set',
+      'duration=3s',
+      '--set',
+      'warmup=1s',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const line =
+      /^warning: the producers reached ([\d,]+) of the 100,000,000 records\/s asked \((\d+)%\): the target or the clients could not keep up\./m.exec(
+        r.stdout,
+      );
+    expect(line, r.stdout).not.toBeNull();
+    const id = /^run ([0-9a-f]+) {2}completed/m.exec(r.stdout)?.[1] as string;
+    const stored = JSON.parse((await kbench(['show', id, '--json'])).stdout);
+    expect(Number(line?.[1]?.replaceAll(',', ''))).toBe(Math.round(stored.summary.produced.recordsPerSec));
+    const shown = await kbench(['show', id]);
+    expect(shown.stdout).toContain(line?.[0]);
+  });
+
+  it('says nothing when the rate was reached', async () => {
+    const r = await kbench([
+      'run',
+      'scenarios/quickstart.yaml',
+      '--set',
+      'driver=native',
+      '--set',
+      'producers.rate=2000',
+      '--set',
+      'duration=3s',
+      '--set',
+      'warmup=1s',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('records/s asked');
+  });
+});

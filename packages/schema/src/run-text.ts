@@ -1,5 +1,5 @@
 // A run's figures in words, the same in the CLI and the web.
-import type { ClientLoad, FaultEvent, PartitionMove } from './run.js';
+import type { ClientLoad, FaultEvent, PartitionMove, RunSummary } from './run.js';
 
 /** A load thread busy at least this fraction of the measured phase had no time to spare. */
 export const CLIENT_BUSY_LIMIT = 0.9;
@@ -19,6 +19,54 @@ export function clientPaceWarning(client: ClientLoad | undefined): string | null
   if (busy.length === 0) return null;
   const threads = busy.map(([role, value]) => `${role} thread ${Math.round(value * 100)}% busy`).join(', ');
   return `the client, not the target, set the pace (${threads}): these figures are the load generator's limit, not the target's (driver: native or more clients would load it harder)`;
+}
+
+/** An open-loop run whose producers reached less than this share of their rate says so (find-max's pass mark too). */
+export const RATE_SHORTFALL_LIMIT = 0.95;
+
+/** What rateShortfallWarning needs of a scenario. */
+interface PacedScenario {
+  driver: string;
+  producers: { count: number; rate: number | 'max' | 'find-max'; maxInFlight: number };
+}
+
+/**
+ * An open-loop run (a fixed rate, or the rate find-max settled on) whose producers reached less than
+ * 95% of it in the measured phase: the rate asked and the rate reached, in records/s; else null.
+ */
+export function rateShortfall(
+  scenario: PacedScenario,
+  summary: RunSummary,
+): { asked: number; reached: number } | null {
+  const p = scenario.producers;
+  const asked =
+    typeof p.rate === 'number' ? p.rate : p.rate === 'find-max' ? (summary.findMax?.rate ?? null) : null;
+  if (asked === null || p.count === 0 || summary.measuredSeconds <= 0) return null;
+  const reached = summary.produced.recordsPerSec;
+  return reached >= asked * RATE_SHORTFALL_LIMIT ? null : { asked, reached };
+}
+
+const whole = (x: number) => Math.round(x).toLocaleString('en-US');
+
+/** The short form of rateShortfall, for a table cell: `rate not reached: 184 of 1,000 rec/s`. */
+export function rateShortfallText(scenario: PacedScenario, summary: RunSummary): string | null {
+  const short = rateShortfall(scenario, summary);
+  return short ? `rate not reached: ${whole(short.reached)} of ${whole(short.asked)} rec/s` : null;
+}
+
+/**
+ * The warning for a run rateShortfall finds, or null: its figures describe a target or clients that
+ * could not keep up, not the load asked for.
+ */
+export function rateShortfallWarning(scenario: PacedScenario, summary: RunSummary): string | null {
+  const short = rateShortfall(scenario, summary);
+  if (!short) return null;
+  const share = Math.floor((short.reached / short.asked) * 100);
+  const kafkajs =
+    scenario.driver === 'kafkajs'
+      ? ` Each kafkajs producer has at most producers.maxInFlight (${scenario.producers.maxInFlight}) sends in flight, each of about 5 ms of its records, so slow answers cap its rate: more producers, or driver: native, load harder.`
+      : '';
+  return `the producers reached ${whole(short.reached)} of the ${whole(short.asked)} records/s asked (${share}%): the target or the clients could not keep up. Latencies count from each record's intended send time, so they include the time records waited to be sent.${kafkajs}`;
 }
 
 /** One executed fault: `pause node 2 for 500 ms`, `kill leader:t-0 (node 1)`, with why it failed. */

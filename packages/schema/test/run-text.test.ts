@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientPaceWarning, faultText } from '../src/index.js';
+import { clientPaceWarning, faultText, type RunSummary, rateShortfallWarning } from '../src/index.js';
 
 const load = { cpuCores: 1.2, includesBroker: true };
 
@@ -78,5 +78,46 @@ describe('faultText', () => {
     expect(faultText({ ...preferred, moved: 51, moves })).toBe(
       'preferred-leaders: 51 partitions moved back; kbench-r-0-0 from node 2 to node 1, kbench-r-0-1 from no leader to node 1, kbench-r-0-2 from node 2 to node 1, kbench-r-0-3 from node 2 to node 1 and 2 more',
     );
+  });
+});
+
+describe('rateShortfallWarning', () => {
+  const summary = (recordsPerSec: number, findMaxRate?: number | null): RunSummary => ({
+    measuredSeconds: 60,
+    produced: { records: recordsPerSec * 60, recordsPerSec, mbPerSec: 1, wireMbPerSec: null, errors: 0 },
+    consumed: { records: 0, recordsPerSec: 0, mbPerSec: 0 },
+    publishLatencyMs: null,
+    endToEndLatencyMs: null,
+    ...(findMaxRate === undefined ? {} : { findMax: { rate: findMaxRate, trials: [] } }),
+  });
+  const scenario = (rate: number | 'max' | 'find-max', driver = 'native', count = 1) => ({
+    driver,
+    producers: { count, rate, maxInFlight: 5 },
+  });
+
+  it('says how much of the asked rate an open-loop run reached, below 95%', () => {
+    expect(rateShortfallWarning(scenario(1000), summary(184))).toBe(
+      "the producers reached 184 of the 1,000 records/s asked (18%): the target or the clients could not keep up. Latencies count from each record's intended send time, so they include the time records waited to be sent.",
+    );
+    expect(rateShortfallWarning(scenario(1000), summary(949))).toMatch(/reached 949 of the 1,000/);
+  });
+
+  it('names the kafkajs producer limit on that driver', () => {
+    expect(rateShortfallWarning(scenario(1000, 'kafkajs'), summary(184))).toMatch(
+      /at most producers\.maxInFlight \(5\) sends in flight.*driver: native, load harder\.$/,
+    );
+  });
+
+  it('judges a find-max run against the rate it settled on', () => {
+    expect(rateShortfallWarning(scenario('find-max'), summary(500, 1000))).toMatch(
+      /reached 500 of the 1,000/,
+    );
+    expect(rateShortfallWarning(scenario('find-max'), summary(500, null))).toBeNull();
+  });
+
+  it('says nothing for a closed loop, a run that reached 95%, or one without producers', () => {
+    expect(rateShortfallWarning(scenario('max'), summary(10))).toBeNull();
+    expect(rateShortfallWarning(scenario(1000), summary(950))).toBeNull();
+    expect(rateShortfallWarning(scenario(1000, 'native', 0), summary(0))).toBeNull();
   });
 });

@@ -19,6 +19,7 @@ import { type ChartSpec, compareCharts, renderSvg, runCharts } from '@kbench/cha
 import { captureEnvironment } from '@kbench/engine';
 import { History, type SlotHold } from '@kbench/history';
 import {
+  clientPaceWarning,
   concurrentWarning,
   describeQuick,
   didYouMean,
@@ -30,6 +31,7 @@ import {
   PublishedError,
   parseScenario,
   type RunRecord,
+  rateShortfallText,
   reproductionTag,
   type Scenario,
   type Verdict,
@@ -328,7 +330,8 @@ async function writeReport(
             `${knob ? `${knob}=${r.measured.sweepValue}` : 'run'} (${r.record.id})`,
             r.record.status +
               (r.record.error ? `: ${r.record.error}` : '') +
-              (r.record.concurrentWith ? `; ${concurrentWarning(r.record.concurrentWith)}` : ''),
+              (r.record.concurrentWith ? `; ${concurrentWarning(r.record.concurrentWith)}` : '') +
+              paceNotes(r.record),
             ...experiment.figures.map((m) => figure(m, metricValue(r.record.summary, m))),
           ]),
         ]),
@@ -354,4 +357,14 @@ async function writeReport(
       .trimEnd()}\n`,
   );
   return file;
+}
+
+/** What set a run's pace besides the target, for its status cell: a rate not reached, a busy client. */
+function paceNotes(record: RunRecord): string {
+  if (!record.summary) return '';
+  const notes = [
+    rateShortfallText(record.scenario, record.summary),
+    clientPaceWarning(record.summary.client) ? 'the client set the pace' : null,
+  ].filter((n) => n !== null);
+  return notes.map((n) => `; ${n}`).join('');
 }

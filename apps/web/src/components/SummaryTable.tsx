@@ -1,6 +1,13 @@
 // The headline numbers of a run, as the CLI prints them: throughput, bytes on the wire, the latency
 // percentiles people quote, and how hard the load generator worked.
-import { type ClientLoad, clientPaceWarning, type LatencySummary, type RunSummary } from '@kbench/schema';
+import {
+  type ClientLoad,
+  clientPaceWarning,
+  type LatencySummary,
+  type RunSummary,
+  rateShortfallWarning,
+  type Scenario,
+} from '@kbench/schema';
 import { formatCount, formatMBPerSec, formatMs, formatRecordsPerSec } from '../format';
 
 const PERCENTILES: [keyof LatencySummary, string][] = [
@@ -69,7 +76,8 @@ function LoadGenerator({ client }: { client: ClientLoad }) {
   );
 }
 
-export function SummaryTable({ summary }: { summary: RunSummary }) {
+export function SummaryTable({ summary, scenario }: { summary: RunSummary; scenario?: Scenario }) {
+  const shortfall = scenario ? rateShortfallWarning(scenario, summary) : null;
   return (
     <div className="summary" data-testid="summary">
       <table className="table compact">
@@ -129,6 +137,11 @@ export function SummaryTable({ summary }: { summary: RunSummary }) {
           />
         </tbody>
       </table>
+      {shortfall && (
+        <div className="warning-note summary-wide" role="note" data-testid="rate-shortfall-warning">
+          Warning: {shortfall}
+        </div>
+      )}
       {summary.client && <LoadGenerator client={summary.client} />}
     </div>
   );
