@@ -365,6 +365,8 @@ struct Engine {
     max_request_size: usize,
     request_timeout_ms: i32,
     buffered: usize,
+    /// Where the next request to each node starts taking batches (see `take_batches`).
+    drain: DrainCursors,
     sticky: usize,
     rng: Rng,
     pool: ValuePool,
@@ -443,6 +445,7 @@ impl Engine {
             max_request_size: properties.max_request_size.unwrap_or(MAX_REQUEST_BYTES),
             request_timeout_ms: properties.request_timeout_ms.unwrap_or(REQUEST_TIMEOUT_MS),
             buffered: 0,
+            drain: DrainCursors::default(),
             sticky: 0,
             rng,
             pool,
@@ -765,7 +768,11 @@ impl Engine {
         }
     }
 
-    /// One batch per partition led by `node`, up to the request size limit.
+    /// One batch per partition led by `node`, up to the request size limit, taken round the
+    /// partitions from where the previous request to `node` stopped (as the Java client's
+    /// accumulator does). Starting at partition 0 every time starved the last partitions whenever
+    /// the first ones filled a request: with 100 partitions and 128 KiB batches under a closed loop,
+    /// their oldest records waited longer and longer, the whole run.
     fn take_batches(
         &mut self,
         node: i32,
@@ -775,7 +782,10 @@ impl Engine {
     ) -> Vec<ClosedBatch> {
         let mut batches = vec![];
         let mut bytes = 0;
-        for i in 0..self.partitions.len() {
+        let len = self.partitions.len();
+        let start = self.drain.start(node, len);
+        let mut resume = start;
+        for i in (0..len).map(|k| (start + k) % len) {
             let p = &self.partitions[i];
             if p.leader != node {
                 continue;
@@ -792,13 +802,17 @@ impl Engine {
                 continue;
             };
             if !batches.is_empty() && bytes + next.bytes.len() > self.max_request_size {
+                // This partition is first in the next request.
+                resume = i;
                 break;
             }
             let batch = p.ready.pop_front().expect("front exists");
             bytes += batch.bytes.len();
             self.buffered -= batch.buffered;
             batches.push(batch);
+            resume = (i + 1) % len;
         }
+        self.drain.set(node, resume);
         batches
     }
 
@@ -1052,5 +1066,69 @@ async fn sleep_until(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
+    }
+}
+
+/// Where the next produce request to each node starts taking partitions' batches: just after the
+/// last partition the previous request took from, or at the partition that did not fit in it.
+#[derive(Debug, Default)]
+struct DrainCursors(HashMap<i32, usize>);
+
+impl DrainCursors {
+    /// The partition index a request to `node` starts at, among `len` partitions.
+    fn start(&self, node: i32, len: usize) -> usize {
+        self.0
+            .get(&node)
+            .map_or(0, |&at| if at < len { at } else { 0 })
+    }
+
+    fn set(&mut self, node: i32, at: usize) {
+        self.0.insert(node, at);
+    }
+}
+
+#[cfg(test)]
+mod drain_tests {
+    use super::*;
+
+    /// `take_batches`' walk over always-full partitions: each request takes up to `per_request`
+    /// of them from the node's cursor on. Returns how many requests each partition was in.
+    fn saturated(len: usize, per_request: usize, requests: usize) -> Vec<usize> {
+        let mut drain = DrainCursors::default();
+        let mut served = vec![0; len];
+        for _ in 0..requests {
+            let start = drain.start(1, len);
+            let mut resume = start;
+            for (taken, i) in (0..len).map(|k| (start + k) % len).enumerate() {
+                if taken == per_request {
+                    resume = i;
+                    break;
+                }
+                served[i] += 1;
+                resume = (i + 1) % len;
+            }
+            drain.set(1, resume);
+        }
+        served
+    }
+
+    #[test]
+    fn full_requests_take_every_partition_in_turn() {
+        // 33 partitions always full, 8 batches a request: after 33 requests each was in 8.
+        assert_eq!(saturated(33, 8, 33), vec![8; 33]);
+        // No partition waits more than ceil(len / per_request) requests.
+        let served = saturated(100, 8, 13);
+        assert!(served.iter().all(|&n| n >= 1), "{served:?}");
+    }
+
+    #[test]
+    fn a_cursor_past_the_partitions_starts_again_at_the_first() {
+        let mut drain = DrainCursors::default();
+        assert_eq!(drain.start(2, 10), 0);
+        drain.set(2, 12);
+        assert_eq!(drain.start(2, 10), 0);
+        drain.set(2, 7);
+        assert_eq!(drain.start(2, 10), 7);
+        assert_eq!(drain.start(3, 10), 0);
     }
 }
