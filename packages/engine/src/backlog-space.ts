@@ -41,3 +41,21 @@ export function assertBacklogFits(s: Scenario, dataDir: string): void {
     `consumers.backlog: ${thousands(s.consumers.backlog)} bytes × RF ${s.topics.replicationFactor} needs ${thousands(needed)} bytes on disk (with ${STORAGE_OVERHEAD * 100}% and ${RECORD_OVERHEAD_BYTES} bytes a record for framing and indexes), and the file system of ${dataDir} has ${thousands(free)} bytes free`,
   );
 }
+
+/** The room kbench keeps free on the file system of a target's data while load runs: 2 GiB, or a tenth of a smaller one. */
+export function diskReserveBytes(dir: string): number {
+  const fs = statfsSync(dir);
+  return Math.min(2 * 1024 ** 3, Math.floor((fs.blocks * fs.bsize) / 10));
+}
+
+/**
+ * Why load must stop now, or null: the file system holding the target's data on this machine (the
+ * bundled broker's, or the managed Apache Kafka's) has less room than diskReserveBytes. A disk that
+ * fills mid-run takes the broker's writes (and the history's) with it; stopping first keeps both.
+ */
+export function diskShortage(dataDir: string): string | null {
+  const free = freeBytes(dataDir);
+  const reserve = diskReserveBytes(dataDir);
+  if (free >= reserve) return null;
+  return `the file system of ${dataDir}, where the target keeps its data, has ${thousands(free)} bytes free, under the ${thousands(reserve)} kbench keeps free there (2 GiB, or a tenth of a smaller file system): load stopped ${free === 0 ? 'with the disk full (writes to it failed)' : 'before the disk filled'}. Write less (a lower rate or a shorter run), keep less (topics.config retention.bytes), or free space there`;
+}

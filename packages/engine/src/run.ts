@@ -18,7 +18,7 @@ import {
   type Verification,
 } from '@kbench/schema';
 import { type Connection, createTopics, deleteRunResources, describeTarget } from './admin.js';
-import { assertBacklogFits, backlogRecords } from './backlog-space.js';
+import { assertBacklogFits, backlogRecords, diskShortage } from './backlog-space.js';
 import { BrokerStatsMeter } from './broker-stats.js';
 import { ClusterMetrics } from './cluster-metrics.js';
 import { AgentFleet, type AgentsSetup, readTokenFile } from './drivers/agents.js';
@@ -143,6 +143,8 @@ export class ScenarioRun extends EventEmitter {
   private readonly retries: (number | null)[] = [];
   /** Per-second broker figures (bundled only). */
   private brokerStats: BrokerStatsMeter | null = null;
+  /** Where the target keeps its data on this machine (bundled, managed Apache Kafka), watched while load runs. */
+  private dataDir: string | null = null;
   /** The profile's Prometheus endpoints, scraped on the sample tick (absent without any). */
   private clusterMetrics: ClusterMetrics | null = null;
   private readonly loadDriver: LoadDriver;
@@ -346,7 +348,12 @@ export class ScenarioRun extends EventEmitter {
     };
     await this.fleet?.prepare(this.options.runId, target.bootstrap);
     // Before anything is written: a backlog that would fill this machine's disk is refused.
-    if (target.dataDir) assertBacklogFits(s, target.dataDir);
+    if (target.dataDir) {
+      assertBacklogFits(s, target.dataDir);
+      this.dataDir = target.dataDir;
+      const short = diskShortage(target.dataDir);
+      if (short) throw new Error(short);
+    }
     this.meter.brokerInProcess = target.kind === 'bundled';
     if (target.brokerStats) this.brokerStats = new BrokerStatsMeter(() => target.brokerStats!());
     if (this.profile?.metrics) this.clusterMetrics = new ClusterMetrics(this.profile.metrics, this.log);
@@ -557,6 +564,8 @@ export class ScenarioRun extends EventEmitter {
       if (s.consumers.startAt !== 'latest') this.meter.preloaded(interval.records);
       if (interval.errors > 0) this.lastError = loader.lastError();
       this.emit('progress', this.progress());
+      const short = this.dataDir ? diskShortage(this.dataDir) : null;
+      if (short) throw new Error(short);
     };
     try {
       while (!finished && !this.stopRequested) {
@@ -675,6 +684,9 @@ export class ScenarioRun extends EventEmitter {
       const now = performance.now();
       await this.cut(clients, now, lastCut);
       lastCut = now;
+      // Checked at every sample (a statfs call): a run that would fill the disk fails, with its samples kept.
+      const short = this.dataDir ? diskShortage(this.dataDir) : null;
+      if (short) throw new Error(short);
       if (timeUp()) {
         endedOnTick = true;
         break;

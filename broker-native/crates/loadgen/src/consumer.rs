@@ -29,6 +29,7 @@ use kbench_client::{decode_response, Backoff, Connection, Pool, Response, Securi
 
 use crate::batch_reader::{for_each_record, next_offset};
 use crate::engine_task::{EngineTask, Shared};
+use crate::error::kafka_error;
 use crate::error::{Error, Result};
 use crate::group::{
     commit_code, signal, GroupSignal, Membership, Position, COMMIT_INTERVAL, HEARTBEAT_INTERVAL,
@@ -499,7 +500,7 @@ impl Engine {
                 Ok(Ok(0)) => {}
                 Ok(Ok(code)) => self
                     .stats()
-                    .error(format!("final offset commit: Kafka error code {code}")),
+                    .error(format!("final offset commit: {}", kafka_error(code))),
                 Ok(Err(e)) => self.stats().error(format!("final offset commit: {e}")),
                 Err(_) => self.stats().error("final offset commit timed out"),
             }
@@ -553,7 +554,7 @@ impl Engine {
                     Some(Ok(code)) => {
                         if let GroupSignal::Failed(code) = signal(code) {
                             self.stats()
-                                .error(format!("offset commit: Kafka error code {code}"));
+                                .error(format!("offset commit: {}", kafka_error(code)));
                         }
                     }
                     Some(Err(e)) => self.stats().error(format!("offset commit: {e}")),
@@ -659,9 +660,9 @@ impl Engine {
         };
         match code.map(signal) {
             Ok(GroupSignal::Fine) => {}
-            Ok(GroupSignal::Failed(code)) => self
-                .stats()
-                .error(format!("{api}: Kafka error code {code}")),
+            Ok(GroupSignal::Failed(code)) => {
+                self.stats().error(format!("{api}: {}", kafka_error(code)))
+            }
             Ok(why) => {
                 if self.rejoin.is_none() {
                     self.rejoin = Some(why);
@@ -832,7 +833,7 @@ impl Engine {
         let mut to_count = vec![];
         if response.error_code != 0 {
             self.stats()
-                .error(format!("fetch: Kafka error code {}", response.error_code));
+                .error(format!("fetch: {}", kafka_error(response.error_code)));
             self.refresh_needed = true;
             return to_count;
         }
@@ -862,8 +863,7 @@ impl Engine {
                         self.reset.push(slot);
                     }
                     code => {
-                        self.stats()
-                            .error(format!("fetch: Kafka error code {code}"));
+                        self.stats().error(format!("fetch: {}", kafka_error(code)));
                         if is_retriable(code) {
                             self.refresh_needed = true;
                         }

@@ -6,7 +6,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     #[error("protocol: {0}")]
     Protocol(String),
-    #[error("{api} failed with Kafka error code {code}")]
+    #[error("{api} failed with {}", kafka_error(*code))]
     Kafka { api: &'static str, code: i16 },
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -28,5 +28,45 @@ impl Error {
             self,
             Error::Client(kbench_client::Error::Io { .. } | kbench_client::Error::Closed(_))
         )
+    }
+}
+
+/// A Kafka error code as people look it up: `Kafka error code 56 (KAFKA_STORAGE_ERROR)`, the name
+/// as Kafka's protocol guide spells it (the code alone when the protocol does not know it).
+pub fn kafka_error(code: i16) -> String {
+    let name = kafka_protocol::ResponseError::try_from_code(code).map(|e| format!("{e:?}"));
+    match name {
+        // A code the protocol does not name comes back as `Unknown(code)`.
+        Some(name) if !name.contains('(') => {
+            format!("Kafka error code {code} ({})", upper_snake(&name))
+        }
+        _ => format!("Kafka error code {code}"),
+    }
+}
+
+/// `KafkaStorageError` as `KAFKA_STORAGE_ERROR`.
+fn upper_snake(camel: &str) -> String {
+    let mut out = String::with_capacity(camel.len() + 8);
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_a_kafka_error_code_as_the_protocol_guide_does() {
+        assert_eq!(kafka_error(56), "Kafka error code 56 (KAFKA_STORAGE_ERROR)");
+        assert_eq!(
+            kafka_error(6),
+            "Kafka error code 6 (NOT_LEADER_OR_FOLLOWER)"
+        );
+        assert_eq!(kafka_error(-32000), "Kafka error code -32000");
     }
 }

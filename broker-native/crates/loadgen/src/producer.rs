@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use crate::batch::{BatchBuilder, Compression, ProducerFields};
 use crate::engine_task::{EngineTask, Shared};
+use crate::error::kafka_error;
 use crate::error::{Error, Result};
 use crate::metadata::{is_retriable, ClusterMetadata, MetadataClient};
 use crate::partitioner::partition_for_key;
@@ -961,12 +962,12 @@ impl Engine {
                 acked.push(batch);
             } else if is_retriable(code) {
                 self.stats()
-                    .error(format!("produce: Kafka error code {code}, retrying"));
+                    .error(format!("produce: {}, retrying", kafka_error(code)));
                 self.refresh_needed = true;
                 retry.push(batch);
             } else {
                 self.stats()
-                    .error(format!("produce: Kafka error code {code}"));
+                    .error(format!("produce: {}", kafka_error(code)));
                 self.settled += batch.times.len() as u64;
                 self.recycle(batch);
             }
