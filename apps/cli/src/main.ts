@@ -71,6 +71,11 @@ main(process.argv.slice(2)).then(
       exitWhenFlushed(2);
       return;
     }
+    if (err instanceof Error && err.name === 'HistoryFolderError') {
+      process.stderr.write(`kbench: ${err.message}\n`);
+      exitWhenFlushed(2);
+      return;
+    }
     if (err instanceof Error && err.name === 'AmbiguousRunIdError') {
       process.stderr.write(`kbench: ${err.message}\n`);
       exitWhenFlushed(2);

@@ -1,5 +1,5 @@
 // CLI messages a new user meets (issue 14, item 7), from the built `kbench` spawned as a process.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { History } from '@kbench/history';
@@ -174,5 +174,24 @@ describe('settings a driver cannot honour', () => {
       '--dry-run',
     ]);
     expect(native.code).toBe(0);
+  });
+});
+
+describe('KBENCH_HOME naming a file', () => {
+  it('exits 2 and says a file is in the way, without a stack', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'kbench-home-file-'));
+    const file = path.join(dir, 'not-a-folder');
+    await writeFile(file, 'a file\n');
+    for (const args of [
+      ['list'],
+      ['run', 'scenarios/quickstart.yaml', '--set', 'duration=2s', '--set', 'warmup=0s'],
+    ]) {
+      const r = await runKbench(file, args);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toBe(
+        `kbench: the history's folder ${file} cannot be made: a file is in the way (KBENCH_HOME must name a folder, or a path where one can be made)\n`,
+      );
+    }
+    await rm(dir, { recursive: true, force: true });
   });
 });

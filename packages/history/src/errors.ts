@@ -50,3 +50,13 @@ export class HistoryTooNewError extends Error {
     this.name = 'HistoryTooNewError';
   }
 }
+
+/** The history's folder cannot be made: a file is in its way (KBENCH_HOME set to a file, say). */
+export class HistoryFolderError extends Error {
+  override name = 'HistoryFolderError';
+  constructor(readonly folder: string) {
+    super(
+      `the history's folder ${folder} cannot be made: a file is in the way (KBENCH_HOME must name a folder, or a path where one can be made)`,
+    );
+  }
+}

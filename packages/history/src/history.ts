@@ -12,7 +12,7 @@ import type {
   RunSummary,
   Sample,
 } from '@kbench/schema';
-import { AmbiguousRunIdError, HistoryTooNewError, RunNotFoundError } from './errors.js';
+import { AmbiguousRunIdError, HistoryFolderError, HistoryTooNewError, RunNotFoundError } from './errors.js';
 import { currentVersion, LATEST_SCHEMA_VERSION, migrate } from './migrations.js';
 import { defaultHistoryPath } from './paths.js';
 import {
@@ -82,7 +82,11 @@ export class History {
   /** Opens (creating if needed) the history at `path`, brings its schema up to date and marks abandoned runs. */
   static async open(path: string = defaultHistoryPath(), options: HistoryOptions = {}): Promise<History> {
     const absolute = resolve(path);
-    await mkdir(dirname(absolute), { recursive: true });
+    await mkdir(dirname(absolute), { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+      // A file where the folder (or one above it) should be: say so, rather than EEXIST and a stack.
+      if (err.code === 'EEXIST' || err.code === 'ENOTDIR') throw new HistoryFolderError(dirname(absolute));
+      throw err;
+    });
     const history = new History(absolute, options);
     await history.use(async (connection) => {
       const version = await currentVersion(connection);

@@ -1,5 +1,11 @@
 export { faultsToCsv, runsToCsv, samplesToCsv } from './csv.js';
-export { AmbiguousRunIdError, HistoryLockedError, HistoryTooNewError, RunNotFoundError } from './errors.js';
+export {
+  AmbiguousRunIdError,
+  HistoryFolderError,
+  HistoryLockedError,
+  HistoryTooNewError,
+  RunNotFoundError,
+} from './errors.js';
 export {
   History,
   type HistoryOptions,

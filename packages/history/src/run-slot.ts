@@ -26,6 +26,7 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { HistoryFolderError } from './errors.js';
 import { kbenchHome } from './paths.js';
 
 /** Who holds the slot, or runs beside its holder: what `run.lock` (or a concurrent-runs file) says. */
@@ -106,7 +107,7 @@ export class RunSlot {
    * `concurrent`, a busy slot is not an error: the hold runs beside the others (SlotHold.concurrent).
    */
   take(claim: SlotClaim, opts: { concurrent?: boolean } = {}): SlotHold {
-    mkdirSync(this.dir, { recursive: true });
+    makeFolder(this.dir);
     const holder: SlotHolder = {
       pid: process.pid,
       host: hostname(),
@@ -406,4 +407,15 @@ function unlinkQuietly(file: string): void {
   try {
     unlinkSync(file);
   } catch {}
+}
+
+/** Makes the KBENCH_HOME folder, or says a file is in its way (HistoryFolderError) rather than EEXIST. */
+function makeFolder(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw new HistoryFolderError(dir);
+    throw err;
+  }
 }
