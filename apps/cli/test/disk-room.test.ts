@@ -1,13 +1,13 @@
 // `kbench run` with the bundled broker's data on a file system about to fill (a small tmpfs, size and
 // inode capped, as TMPDIR): the run stops before the disk fills, says why, exits 1, and the history
 // keeps the run with what it measured.
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, MAIN, REPO, runKbench } from './helpers.js';
+import { REPO, runKbench } from './helpers.js';
 
 let home: string;
 let mount: string | null = null;
@@ -36,19 +36,6 @@ afterAll(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-/** `kbench run` with TMPDIR (where the bundled broker keeps its data) set to `tmp`. */
-function runWithTmpdir(tmp: string, args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [MAIN, ...args],
-      { cwd: REPO, env: { ...process.env, KBENCH_HOME: home, TMPDIR: tmp }, timeout: 120_000 },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
 describe('kbench run on a disk about to fill', () => {
   it('stops before it fills, says why, exits 1 and keeps the run in the history', async (ctx) => {
     if (!mount) return ctx.skip(refused ?? 'no tmpfs');
@@ -58,7 +45,8 @@ describe('kbench run on a disk about to fill', () => {
       file,
       'name: fills the disk\ndriver: native\nduration: 60s\nproducers: { count: 1, rate: 20000, messageSize: 1KB }\n',
     );
-    const r = await runWithTmpdir(mount, ['run', file]);
+    // TMPDIR is where the bundled broker keeps its data.
+    const r = await runKbench(home, ['run', file], 120_000, REPO, { TMPDIR: mount });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toMatch(
       /failed: the file system of \S+kbench-broker-\w+, where the target keeps its data, has [\d,]+ bytes free, under the 20,971,520 kbench keeps free there/,

@@ -15,12 +15,18 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runKbench(home: string, args: string[], timeoutMs = 180_000, cwd = REPO): Promise<CliResult> {
+export function runKbench(
+  home: string,
+  args: string[],
+  timeoutMs = 180_000,
+  cwd = REPO,
+  env: NodeJS.ProcessEnv = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [MAIN, ...args],
-      { cwd, env: { ...process.env, KBENCH_HOME: home }, timeout: timeoutMs },
+      { cwd, env: { ...process.env, ...env, KBENCH_HOME: home }, timeout: timeoutMs },
       (err, stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );

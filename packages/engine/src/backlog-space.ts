@@ -42,10 +42,9 @@ export function assertBacklogFits(s: Scenario, dataDir: string): void {
   );
 }
 
-/** The room kbench keeps free on the file system of a target's data while load runs: 2 GiB, or a tenth of a smaller one. */
-export function diskReserveBytes(dir: string): number {
-  const fs = statfsSync(dir);
-  return Math.min(2 * 1024 ** 3, Math.floor((fs.blocks * fs.bsize) / 10));
+/** The room kbench keeps free on a file system of `totalBytes` while load runs: 2 GiB, or a tenth of a smaller one. */
+export function diskReserveBytes(totalBytes: number): number {
+  return Math.min(2 * 1024 ** 3, Math.floor(totalBytes / 10));
 }
 
 /**
@@ -54,8 +53,9 @@ export function diskReserveBytes(dir: string): number {
  * fills mid-run takes the broker's writes (and the history's) with it; stopping first keeps both.
  */
 export function diskShortage(dataDir: string): string | null {
-  const free = freeBytes(dataDir);
-  const reserve = diskReserveBytes(dataDir);
+  const fs = statfsSync(dataDir);
+  const free = fs.bavail * fs.bsize;
+  const reserve = diskReserveBytes(fs.blocks * fs.bsize);
   if (free >= reserve) return null;
   return `the file system of ${dataDir}, where the target keeps its data, has ${thousands(free)} bytes free, under the ${thousands(reserve)} kbench keeps free there (2 GiB, or a tenth of a smaller file system): load stopped ${free === 0 ? 'with the disk full (writes to it failed)' : 'before the disk filled'}. Write less (a lower rate or a shorter run), keep less (topics.config retention.bytes), or free space there`;
 }

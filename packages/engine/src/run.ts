@@ -351,8 +351,7 @@ export class ScenarioRun extends EventEmitter {
     if (target.dataDir) {
       assertBacklogFits(s, target.dataDir);
       this.dataDir = target.dataDir;
-      const short = diskShortage(target.dataDir);
-      if (short) throw new Error(short);
+      this.assertDiskRoom();
     }
     this.meter.brokerInProcess = target.kind === 'bundled';
     if (target.brokerStats) this.brokerStats = new BrokerStatsMeter(() => target.brokerStats!());
@@ -564,8 +563,7 @@ export class ScenarioRun extends EventEmitter {
       if (s.consumers.startAt !== 'latest') this.meter.preloaded(interval.records);
       if (interval.errors > 0) this.lastError = loader.lastError();
       this.emit('progress', this.progress());
-      const short = this.dataDir ? diskShortage(this.dataDir) : null;
-      if (short) throw new Error(short);
+      this.assertDiskRoom();
     };
     try {
       while (!finished && !this.stopRequested) {
@@ -646,6 +644,12 @@ export class ScenarioRun extends EventEmitter {
     );
   }
 
+  /** Throws (failing the run) when the file system of the target's data here is short of room. */
+  private assertDiskRoom(): void {
+    const short = this.dataDir ? diskShortage(this.dataDir) : null;
+    if (short) throw new Error(short);
+  }
+
   /** Starts the producers and cuts samples on the schedule until time is up, records are sent, or a stop. */
   private async load(clients: Clients): Promise<void> {
     const { producers } = clients;
@@ -684,9 +688,8 @@ export class ScenarioRun extends EventEmitter {
       const now = performance.now();
       await this.cut(clients, now, lastCut);
       lastCut = now;
-      // Checked at every sample (a statfs call): a run that would fill the disk fails, with its samples kept.
-      const short = this.dataDir ? diskShortage(this.dataDir) : null;
-      if (short) throw new Error(short);
+      // At every sample (a statfs call): a run that would fill the disk fails, with its samples kept.
+      this.assertDiskRoom();
       if (timeUp()) {
         endedOnTick = true;
         break;

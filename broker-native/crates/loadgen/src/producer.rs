@@ -783,37 +783,34 @@ impl Engine {
     ) -> Vec<ClosedBatch> {
         let mut batches = vec![];
         let mut bytes = 0;
-        let len = self.partitions.len();
-        let start = self.drain.start(node, len);
-        let mut resume = start;
-        for i in (0..len).map(|k| (start + k) % len) {
+        // The cursors are taken out for the walk, whose visits need the rest of the engine.
+        let mut drain = std::mem::take(&mut self.drain);
+        drain.walk(node, self.partitions.len(), |i| {
             let p = &self.partitions[i];
             if p.leader != node {
-                continue;
+                return Visit::Skip;
             }
             if p.ready.is_empty() {
                 let expired = p.open_since.is_some_and(|s| flush || now >= s + linger);
                 if !expired {
-                    continue;
+                    return Visit::Skip;
                 }
                 self.close(i);
             }
             let p = &mut self.partitions[i];
             let Some(next) = p.ready.front() else {
-                continue;
+                return Visit::Skip;
             };
             if !batches.is_empty() && bytes + next.bytes.len() > self.max_request_size {
-                // This partition is first in the next request.
-                resume = i;
-                break;
+                return Visit::Full;
             }
             let batch = p.ready.pop_front().expect("front exists");
             bytes += batch.bytes.len();
             self.buffered -= batch.buffered;
             batches.push(batch);
-            resume = (i + 1) % len;
-        }
-        self.drain.set(node, resume);
+            Visit::Took
+        });
+        self.drain = drain;
         batches
     }
 
@@ -1075,6 +1072,17 @@ async fn sleep_until(at: Option<Instant>) {
 #[derive(Debug, Default)]
 struct DrainCursors(HashMap<i32, usize>);
 
+/// What a request did with one partition on its walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Visit {
+    /// Not this node's, or nothing ready: on to the next.
+    Skip,
+    /// Its batch went into the request.
+    Took,
+    /// Its batch does not fit: the request is full, and this partition starts the next one.
+    Full,
+}
+
 impl DrainCursors {
     /// The partition index a request to `node` starts at, among `len` partitions.
     fn start(&self, node: i32, len: usize) -> usize {
@@ -1083,8 +1091,22 @@ impl DrainCursors {
             .map_or(0, |&at| if at < len { at } else { 0 })
     }
 
-    fn set(&mut self, node: i32, at: usize) {
-        self.0.insert(node, at);
+    /// Visits `node`'s request round all `len` partitions from its cursor, and moves the cursor on
+    /// past the last partition taken (or to the one that did not fit).
+    fn walk(&mut self, node: i32, len: usize, mut visit: impl FnMut(usize) -> Visit) {
+        let start = self.start(node, len);
+        let mut resume = start;
+        for i in (0..len).map(|k| (start + k) % len) {
+            match visit(i) {
+                Visit::Skip => {}
+                Visit::Took => resume = (i + 1) % len,
+                Visit::Full => {
+                    resume = i;
+                    break;
+                }
+            }
+        }
+        self.0.insert(node, resume);
     }
 }
 
@@ -1092,23 +1114,21 @@ impl DrainCursors {
 mod drain_tests {
     use super::*;
 
-    /// `take_batches`' walk over always-full partitions: each request takes up to `per_request`
-    /// of them from the node's cursor on. Returns how many requests each partition was in.
+    /// Requests to node 1 over `len` partitions that always have a batch ready, each full after
+    /// `per_request` batches: how many requests each partition was in.
     fn saturated(len: usize, per_request: usize, requests: usize) -> Vec<usize> {
         let mut drain = DrainCursors::default();
         let mut served = vec![0; len];
         for _ in 0..requests {
-            let start = drain.start(1, len);
-            let mut resume = start;
-            for (taken, i) in (0..len).map(|k| (start + k) % len).enumerate() {
+            let mut taken = 0;
+            drain.walk(1, len, |i| {
                 if taken == per_request {
-                    resume = i;
-                    break;
+                    return Visit::Full;
                 }
+                taken += 1;
                 served[i] += 1;
-                resume = (i + 1) % len;
-            }
-            drain.set(1, resume);
+                Visit::Took
+            });
         }
         served
     }
@@ -1123,13 +1143,36 @@ mod drain_tests {
     }
 
     #[test]
+    fn a_request_that_skips_partitions_resumes_after_the_last_one_taken() {
+        let mut drain = DrainCursors::default();
+        // Only partitions 2 and 5 of 8 have batches: the next request starts at 6.
+        drain.walk(1, 8, |i| {
+            if i == 2 || i == 5 {
+                Visit::Took
+            } else {
+                Visit::Skip
+            }
+        });
+        assert_eq!(drain.start(1, 8), 6);
+        // The next request starts at 6 and wraps round: 6, 7, 0, 1, ... in that order.
+        let mut order = vec![];
+        drain.walk(1, 8, |i| {
+            order.push(i);
+            Visit::Skip
+        });
+        assert_eq!(order, vec![6, 7, 0, 1, 2, 3, 4, 5]);
+        // Nothing taken: the cursor stays.
+        assert_eq!(drain.start(1, 8), 6);
+    }
+
+    #[test]
     fn a_cursor_past_the_partitions_starts_again_at_the_first() {
         let mut drain = DrainCursors::default();
         assert_eq!(drain.start(2, 10), 0);
-        drain.set(2, 12);
+        drain.0.insert(2, 12);
         assert_eq!(drain.start(2, 10), 0);
-        drain.set(2, 7);
-        assert_eq!(drain.start(2, 10), 7);
+        drain.walk(2, 0, |_| Visit::Took);
+        assert_eq!(drain.start(2, 10), 0);
         assert_eq!(drain.start(3, 10), 0);
     }
 }
