@@ -93,6 +93,11 @@ pub struct Segment {
     queued: AtomicBool,
     /// The in-memory indexes changed since they were last written.
     indexes_dirty: AtomicBool,
+    /// Held while the index files are written or removed (seal, a clean
+    /// shutdown's write, truncation, a rebuilt index written back, delete):
+    /// they all go through `<path>.tmp` and a rename, and a write must not
+    /// bring back the files of a deleted segment.
+    index_files: Mutex<()>,
 }
 
 impl Segment {
@@ -125,6 +130,7 @@ impl Segment {
             sync_lock: Mutex::new(()),
             queued: AtomicBool::new(false),
             indexes_dirty: AtomicBool::new(false),
+            index_files: Mutex::new(()),
         }
     }
 
@@ -311,6 +317,7 @@ impl Segment {
     /// Removes the segment's files; readers that still hold it get
     /// OFFSET_OUT_OF_RANGE.
     pub fn delete(&self) -> Result<()> {
+        let _index_files = self.index_files.lock().expect("index files lock");
         self.deleted.store(true, Ordering::Release);
         self.unsynced.store(false, Ordering::Release);
         self.files.remove(self.file_key);

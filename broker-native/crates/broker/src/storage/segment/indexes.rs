@@ -79,8 +79,10 @@ impl Segment {
         }
     }
 
-    /// Loads a sealed segment's indexes if they are not in memory (I/O
-    /// without the lock held; a rebuilt index is written back).
+    /// Loads a sealed segment's indexes if they are not in memory. A bad
+    /// index is rebuilt from the log and written back, unless the segment
+    /// was deleted meanwhile; a failed write-back only costs the next
+    /// reader the same rebuild, so the read goes on.
     fn ensure_indexes(&self) -> Result<()> {
         {
             let indexes = self.indexes.lock().expect("index lock");
@@ -96,8 +98,15 @@ impl Segment {
             _ => {
                 tracing::warn!(segment = %self.log_path().display(), "rebuilding a bad index");
                 let (o, t) = self.rebuild_indexes(size)?;
-                o.write(&self.index_path())?;
-                t.write(&self.time_index_path())?;
+                let _index_files = self.index_files.lock().expect("index files lock");
+                if !self.deleted.load(Ordering::Acquire) {
+                    if let Err(e) = o
+                        .write(&self.index_path())
+                        .and_then(|()| t.write(&self.time_index_path()))
+                    {
+                        tracing::warn!(segment = %self.log_path().display(), error = %e, "could not write the rebuilt index back");
+                    }
+                }
                 (o, t)
             }
         };
@@ -111,29 +120,56 @@ impl Segment {
         Ok(())
     }
 
+    /// Runs `f` on the loaded indexes. A seal can free them between the
+    /// load and the lock (once per segment, its files in place by then), so
+    /// it loads again rather than find them gone.
+    fn with_loaded<T>(&self, f: impl FnOnce(&OffsetIndex, &TimeIndex) -> T) -> Result<T> {
+        loop {
+            self.ensure_indexes()?;
+            let indexes = self.indexes.lock().expect("index lock");
+            if let (Some(offsets), Some(times)) = (&indexes.offsets, &indexes.times) {
+                return Ok(f(offsets, times));
+            }
+        }
+    }
+
+    /// The indexes for an append, under their lock. The active segment
+    /// keeps them in memory; a sealed one is appended to again only when
+    /// the roll that sealed it failed to make the next segment (a full
+    /// disk, no file descriptors left) and a smaller append then fitted,
+    /// so its indexes are loaded back from the files the seal wrote.
+    pub(super) fn loaded_for_append(&self) -> Result<std::sync::MutexGuard<'_, Indexes>> {
+        loop {
+            let indexes = self.indexes.lock().expect("index lock");
+            if indexes.offsets.is_some() && indexes.times.is_some() {
+                return Ok(indexes);
+            }
+            drop(indexes);
+            self.ensure_indexes()?;
+        }
+    }
+
     pub(super) fn with_offsets<T>(&self, f: impl FnOnce(&OffsetIndex) -> T) -> Result<T> {
-        self.ensure_indexes()?;
-        let indexes = self.indexes.lock().expect("index lock");
-        Ok(f(indexes.offsets.as_ref().expect("loaded")))
+        self.with_loaded(|offsets, _| f(offsets))
     }
 
     pub(super) fn with_times<T>(&self, f: impl FnOnce(&TimeIndex) -> T) -> Result<T> {
-        self.ensure_indexes()?;
-        let indexes = self.indexes.lock().expect("index lock");
-        Ok(f(indexes.times.as_ref().expect("loaded")))
+        self.with_loaded(|_, times| f(times))
     }
 
     /// Marks the end of appends: writes both index files (the time index
-    /// ends with the segment's largest timestamp) and frees them from memory
-    /// until a reader needs them.
+    /// ends with the segment's largest timestamp), then frees the indexes
+    /// from memory until a reader needs them. They stay in memory until
+    /// the files are in place, so a reader meanwhile uses them instead of
+    /// finding neither.
     pub fn seal(&self) -> Result<()> {
-        let taken = std::mem::take(&mut *self.indexes.lock().expect("index lock"));
-        let (Some(offsets), Some(mut times)) = (taken.offsets, taken.times) else {
+        let _index_files = self.index_files.lock().expect("index files lock");
+        let Some((offsets, times)) = self.encode_indexes() else {
             return Ok(());
         };
-        self.seal_time_index(&mut times);
-        offsets.write(&self.index_path())?;
-        times.write(&self.time_index_path())?;
+        write_replacing(&self.index_path(), &offsets)?;
+        write_replacing(&self.time_index_path(), &times)?;
+        *self.indexes.lock().expect("index lock") = Indexes::default();
         self.indexes_dirty.store(false, Ordering::Relaxed);
         Ok(())
     }
@@ -142,21 +178,11 @@ impl Segment {
     /// ending with the largest timestamp) but keeps them in memory, if
     /// appends changed them since they were last written.
     pub fn write_indexes(&self) -> Result<()> {
+        let _index_files = self.index_files.lock().expect("index files lock");
         if !self.indexes_dirty.swap(false, Ordering::AcqRel) {
             return Ok(());
         }
-        let encoded = {
-            let indexes = self.indexes.lock().expect("index lock");
-            match (&indexes.offsets, &indexes.times) {
-                (Some(offsets), Some(times)) => {
-                    let mut times = times.clone();
-                    self.seal_time_index(&mut times);
-                    Some((offsets.encode(), times.encode()))
-                }
-                _ => None,
-            }
-        };
-        let Some((offsets, times)) = encoded else {
+        let Some((offsets, times)) = self.encode_indexes() else {
             return Ok(());
         };
         let written = write_replacing(&self.index_path(), &offsets)
@@ -165,6 +191,20 @@ impl Segment {
             self.indexes_dirty.store(true, Ordering::Release);
         }
         written
+    }
+
+    /// Both in-memory indexes as their files hold them (the time index
+    /// ending with the largest timestamp); None when they are not loaded.
+    fn encode_indexes(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let indexes = self.indexes.lock().expect("index lock");
+        match (&indexes.offsets, &indexes.times) {
+            (Some(offsets), Some(times)) => {
+                let mut times = times.clone();
+                self.seal_time_index(&mut times);
+                Some((offsets.encode(), times.encode()))
+            }
+            _ => None,
+        }
     }
 
     pub fn index_entry_count(&self) -> Result<usize> {
@@ -233,5 +273,41 @@ mod tests {
         let got = segment.read(61, 1 << 20, false).unwrap();
         assert_eq!(split_and_validate(&got).unwrap()[0].1.base_offset, 60);
         assert!(segment.index_entry_count().unwrap() > 1);
+    }
+
+    /// Found under retention with 8 MiB segments: a fetch that reached a
+    /// segment while it was being sealed found its indexes neither in
+    /// memory nor on disk, rebuilt them and wrote them back through the
+    /// same `.tmp` file as the seal, and whichever renamed second failed
+    /// (KAFKA_STORAGE_ERROR on the produce that rolled, or on the fetch).
+    #[test]
+    fn reads_during_a_seal_use_the_indexes_and_neither_fails() {
+        for round in 0..200 {
+            let dir = tempfile::tempdir().unwrap();
+            let segment = Segment::create(dir.path(), 0, 256, cache()).unwrap();
+            for _ in 0..40 {
+                append_batch(&segment, 2, 100);
+            }
+            let sealed = std::sync::atomic::AtomicBool::new(false);
+            std::thread::scope(|scope| {
+                let reader = scope.spawn(|| {
+                    let mut reads = 0;
+                    while !sealed.load(std::sync::atomic::Ordering::Acquire) || reads == 0 {
+                        let got = segment.read(61, 1 << 20, false).unwrap_or_else(|e| {
+                            panic!("round {round}: a read during the seal failed: {e}")
+                        });
+                        assert_eq!(split_and_validate(&got).unwrap()[0].1.base_offset, 60);
+                        reads += 1;
+                    }
+                });
+                std::thread::yield_now();
+                segment
+                    .seal()
+                    .unwrap_or_else(|e| panic!("round {round}: the seal failed: {e}"));
+                sealed.store(true, std::sync::atomic::Ordering::Release);
+                reader.join().unwrap();
+            });
+            assert!(segment.index_entry_count().unwrap() > 1);
+        }
     }
 }

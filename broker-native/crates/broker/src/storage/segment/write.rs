@@ -14,19 +14,21 @@ impl Segment {
     /// Appends `chunk`, whose batches (at their positions within `chunk`)
     /// already carry their final offsets. Callers serialise appends.
     pub fn append(&self, chunk: &[u8], batches: &[(usize, BatchHeader)]) -> Result<()> {
+        // Loaded before anything is written (see `loaded_for_append`).
+        drop(self.loaded_for_append()?);
         let start = self.size();
         self.file()?.write_all_at(chunk, start)?;
         self.unsynced.store(true, Ordering::Release);
         self.indexes_dirty.store(true, Ordering::Relaxed);
         let mut since_index = self.bytes_since_index.load(Ordering::Relaxed);
         {
-            let mut indexes = self.indexes.lock().expect("index lock");
+            let mut indexes = self.loaded_for_append()?;
             let Indexes {
                 offsets: Some(offsets),
                 times: Some(times),
             } = &mut *indexes
             else {
-                unreachable!("the active segment keeps its indexes loaded");
+                unreachable!("loaded_for_append returns them loaded");
             };
             for (at, header) in batches {
                 self.note_batch(header, start + *at as u64, &mut since_index, offsets, times);
@@ -101,6 +103,7 @@ impl Segment {
         self.next_offset.store(new_next, Ordering::Release);
         self.dirty_size.store(pos, Ordering::Release);
         self.unsynced.store(false, Ordering::Release);
+        let _index_files = self.index_files.lock().expect("index files lock");
         write_replacing_durably(&self.index_path(), &offsets_bytes)?;
         write_replacing_durably(&self.time_index_path(), &times_bytes)?;
         self.indexes_dirty.store(false, Ordering::Release);
@@ -113,6 +116,30 @@ mod tests {
     use super::super::test_support::{append_bytes, cache, index_entries, timed_segment};
     use super::super::Segment;
     use crate::storage::time_index::test_support::batch_at;
+
+    /// A roll that sealed the active segment but could not make the next
+    /// one leaves the sealed segment last; a smaller append that then fits
+    /// goes to it (this panicked: its indexes were no longer in memory).
+    #[test]
+    fn a_sealed_segment_left_active_takes_appends_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let segment = timed_segment(dir.path(), 20);
+        let entries = index_entries(&segment).0.len();
+        segment.seal().unwrap();
+        for i in 0..20 {
+            append_bytes(&segment, batch_at(1, 100, 2_000 + i));
+        }
+        assert_eq!(segment.next_offset(), 40);
+        assert!(index_entries(&segment).0.len() > entries);
+        assert_eq!(segment.max_timestamp(), 2_019);
+        let got = segment.read(35, 1 << 20, false).unwrap();
+        assert_eq!(
+            crate::storage::batch::split_and_validate(&got).unwrap()[0]
+                .1
+                .base_offset,
+            35
+        );
+    }
 
     #[test]
     fn truncation_leaves_the_indexes_as_if_only_the_prefix_was_appended() {
