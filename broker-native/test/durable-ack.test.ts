@@ -1,8 +1,8 @@
 // Acknowledged only once durable, checked on the real broker process: kbench-broker runs under
 // strace, kafkajs produces records whose values are unique markers, and the trace must show for
-// every acknowledged record that each replica the rule requires wrote it to a segment file, that an
-// fdatasync of that very file began after the write and returned, and that only then did the leader
-// write the Produce response (syscall-trace.ts). A kill -9 keeps the page cache, and this machine
+// every acknowledged record that each replica the rule requires wrote it durably (to its journal
+// through a descriptor opened with O_DSYNC, or to a file an fdatasync then synced), and that only
+// then did the leader write the Produce response (syscall-trace.ts). A kill -9 keeps the page cache, and this machine
 // cannot cut the power, so the order of the calls is what can be shown here (issue #18). Under
 // `--fsync none` the same check must fail: it can tell a broker that answers before the disk.
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -209,14 +209,14 @@ describe('acknowledged only once durable (kbench-broker under strace)', () => {
     if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run npm run build first`);
   });
 
-  it('single node, fsync batch: every acknowledged record was fdatasynced before its response', async () => {
+  it('single node, fsync batch: every acknowledged record was on disk before its response', async () => {
     const report = await singleNode('batch');
     expect(report.violations.slice(0, 10)).toEqual([]);
     expect(report.held).toBe(SENDS * RECORDS_PER_SEND);
-    expect(report.segmentSyncs['node 1']).toBeGreaterThan(0);
+    expect(report.durableWrites['node 1']).toBeGreaterThan(0);
   });
 
-  it('single node, fsync none: the check fails, as no fdatasync comes before a response', async () => {
+  it('single node, fsync none: the check fails, as nothing durable comes before a response', async () => {
     const report = await singleNode('none');
     expect(report.held).toBe(0);
     expect(report.violations).toHaveLength(SENDS * RECORDS_PER_SEND);
@@ -225,7 +225,7 @@ describe('acknowledged only once durable (kbench-broker under strace)', () => {
     );
   });
 
-  it('3 processes, RF 3, fsync batch: acks=all after every replica fdatasynced, acks=1 after the leader', async () => {
+  it('3 processes, RF 3, fsync batch: acks=all once every replica had it on disk, acks=1 once the leader did', async () => {
     const dir = tempDir('durable-ack-cluster');
     cleanup = dir.cleanup;
     const clusterDir = join(dir.path, 'cluster');
@@ -274,7 +274,7 @@ describe('acknowledged only once durable (kbench-broker under strace)', () => {
     });
     expect(all.violations.slice(0, 10)).toEqual([]);
     expect(all.held).toBe(((SENDS * 3) / 4) * RECORDS_PER_SEND * 3);
-    for (const node of nodes) expect(all.segmentSyncs[`node ${node.id}`]).toBeGreaterThan(0);
+    for (const node of nodes) expect(all.durableWrites[`node ${node.id}`]).toBeGreaterThan(0);
 
     const one = checkDurableBeforeAck({
       topic: TOPIC,

@@ -1,6 +1,7 @@
 // The strace reader and the durable-before-acknowledged check on hand-written traces: calls split
-// across threads are joined, and each way the order can be wrong is reported (durable-ack.test.ts
-// runs the check on real traces of the broker).
+// across threads are joined, a journal descriptor's O_DSYNC is followed from its openat, and each
+// way the order can be wrong is reported (durable-ack.test.ts runs the check on real traces of the
+// broker).
 import { describe, expect, it } from 'vitest';
 import { checkDurableBeforeAck, parseTrace } from './syscall-trace.js';
 
@@ -39,8 +40,9 @@ function trace(syncAt: string): string {
   ].join('\n');
 }
 
-function check(syncAt: string) {
-  const node = { name: 'node 1', calls: parseTrace(trace(syncAt)) };
+/** The check of one node's `text`, which acknowledged RECORD at offset 0. */
+function checkTrace(text: string) {
+  const node = { name: 'node 1', calls: parseTrace(text) };
   return checkDurableBeforeAck({
     topic: 't',
     partition: 0,
@@ -49,6 +51,8 @@ function check(syncAt: string) {
     acked: [{ baseOffset: 0n, values: [RECORD] }],
   });
 }
+
+const check = (syncAt: string) => checkTrace(trace(syncAt));
 
 describe('syscall trace', () => {
   it("joins a call split by another thread's, with its start and its duration, in the order calls began", () => {
@@ -63,7 +67,7 @@ describe('syscall trace', () => {
   });
 
   it('holds when the fdatasync runs between the write and the response', () => {
-    expect(check('1.050000000')).toEqual({ held: 1, segmentSyncs: { 'node 1': 1 }, violations: [] });
+    expect(check('1.050000000')).toEqual({ held: 1, durableWrites: { 'node 1': 1 }, violations: [] });
   });
 
   it('fails when the fdatasync returns after the response began', () => {
@@ -80,5 +84,46 @@ describe('syscall trace', () => {
     expect(report.violations).toEqual([
       expect.stringMatching(/no fdatasync of that file began after the write/),
     ]);
+  });
+
+  describe('journal writes', () => {
+    const JOURNAL = '/d/__journal/00000000000000000001.journal';
+    const SPARE = '/d/__journal/00000000000000000009.spare';
+
+    /** Thread 11 opens `opened` with `flags` as fd 7, which now names the journal, and writes the
+     * record through it at t=1.0 s for `took`; the response goes out at t=1.1 s. */
+    function journalTrace(flags: string, took: string, opened = JOURNAL): string {
+      const response = produceResponse(0n);
+      return [
+        `11 0.900000000 openat(AT_FDCWD<${hex('/')}>, "${hex(opened)}", ${flags}, 0666) = 7<${hex(opened)}> <0.000010000>`,
+        `11 0.950000000 pwrite64(6<${hex(SEGMENT)}>, "${hex(`batch ${RECORD} end`)}", 20, 0) = 20 <0.000010000>`,
+        `11 1.000000000 pwrite64(7<${hex(JOURNAL)}>, "${hex(`record batch ${RECORD} end`)}", 4096, 4096) = 4096 <${took}>`,
+        `13 1.100000000 writev(9<${hex('socket:[7]')}>, [{iov_base="${hex(response)}", iov_len=${response.length}}], 1) = ${response.length} <0.000005000>`,
+      ].join('\n');
+    }
+
+    it('holds for a write through a descriptor opened with O_DSYNC that returned before the response', () => {
+      const report = checkTrace(journalTrace('O_WRONLY|O_CREAT|O_DSYNC|O_DIRECT', '0.000400000'));
+      expect(report).toEqual({ held: 1, durableWrites: { 'node 1': 1 }, violations: [] });
+    });
+
+    it('follows a spare opened with O_DSYNC and renamed into a journal file', () => {
+      const report = checkTrace(journalTrace('O_WRONLY|O_DSYNC|O_DIRECT', '0.000400000', SPARE));
+      expect(report.held).toBe(1);
+    });
+
+    it('fails when the journal descriptor was opened without O_DSYNC and nothing synced it', () => {
+      const report = checkTrace(journalTrace('O_WRONLY|O_CREAT|O_DIRECT', '0.000400000'));
+      expect(report.held).toBe(0);
+      expect(report.violations).toEqual([
+        expect.stringMatching(/no fdatasync of that file began after the write/),
+      ]);
+    });
+
+    it('fails when the synchronous write returned after the response began', () => {
+      const report = checkTrace(journalTrace('O_WRONLY|O_DSYNC|O_DIRECT', '0.200000000'));
+      expect(report.held).toBe(0);
+      expect(report.violations).toEqual([expect.stringMatching(/that synchronous write returned only at/)]);
+    });
   });
 });

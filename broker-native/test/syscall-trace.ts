@@ -1,6 +1,7 @@
 // The broker's system calls as strace records them, and the acknowledgement-after-durable check over
-// them: a record acknowledged under fsync `batch` was written to a segment file, an fdatasync of that
-// file began after the write and returned, and only then did the leader write the Produce response.
+// them: a record acknowledged under fsync `batch` was written by a write that was itself durable when
+// it returned (to a journal file opened with O_DSYNC), or written to a file that an fdatasync made
+// durable afterwards, and only then did the leader write the Produce response.
 //
 // Why the times are sound: strace stamps a call when the tracee stops at its entry, before the
 // kernel runs it, and its duration ends when the tracee stops at its exit, after the kernel ran it.
@@ -9,8 +10,13 @@
 // machine (every strace reads the same clock).
 import { spawnSync } from 'node:child_process';
 
-/** What the broker writes segments and sockets with, and the calls that make a file durable. */
+/**
+ * What the broker writes segments, journal files and sockets with, the calls that make a file
+ * durable, and the opens and closes that say which descriptors write durably (O_DSYNC).
+ */
 const TRACED = [
+  'openat',
+  'close',
   'pwrite64',
   'pwritev',
   'pwritev2',
@@ -60,8 +66,15 @@ export interface Syscall {
   /** The thread that made it. */
   tid: number;
   name: string;
-  /** The first argument's fd path as -y prints it ('socket:[…]' for a socket), '' if none. */
+  /**
+   * The first argument's fd path as -y prints it ('socket:[…]' for a socket), '' if none; for
+   * openat, the path opened.
+   */
   path: string;
+  /** The first argument's fd (for openat, the fd it returned), -1 if none. */
+  fd: number;
+  /** openat's flags as strace prints them ('O_WRONLY|O_CREAT|O_DSYNC|O_DIRECT'), else ''. */
+  flags: string;
   /** Nanoseconds since the epoch at the entry stop and at the exit stop. */
   start: bigint;
   end: bigint;
@@ -75,7 +88,8 @@ const LINE = /^(\d+) +(\d+)\.(\d{9}) (.*)$/;
 const UNFINISHED = ' <unfinished ...>';
 const RESUMED = /^<\.\.\. (\w+) resumed>(.*)$/;
 const CALL = /^(\w+)\((.*)\) += (-?\d+|\?)(.*?)(?: <(\d+)\.(\d{9})>)?$/;
-const FD_PATH = /^\d+<((?:\\x[0-9a-f]{2})*)>/;
+const FD_PATH = /^(\d+)<((?:\\x[0-9a-f]{2})*)>/;
+const OPENAT = /^[^,]*, "((?:\\x[0-9a-f]{2})*)", ([A-Z_|0-9]+)/;
 const STRING = /"((?:\\x[0-9a-f]{2})*)"/g;
 const IOV_STRING = /iov_base="((?:\\x[0-9a-f]{2})*)"/g;
 
@@ -114,7 +128,8 @@ export function parseTrace(text: string): Syscall[] {
     // A call without a duration ('= ? <unavailable>': the process died within it) has no known end.
     if (!call || call[5] === undefined) continue;
     const [, name, args, result, , seconds, fraction] = call;
-    const path = FD_PATH.exec(args!);
+    const fdPath = FD_PATH.exec(args!);
+    const opened = name === 'openat' ? OPENAT.exec(args!) : null;
     let data = Buffer.alloc(0);
     if (WRITES.has(name!)) {
       const iovecs = [...args!.matchAll(IOV_STRING)];
@@ -124,7 +139,13 @@ export function parseTrace(text: string): Syscall[] {
     calls.push({
       tid,
       name: name!,
-      path: path ? hexBytes(path[1]!).toString('utf8') : '',
+      path: opened
+        ? hexBytes(opened[1]!).toString('utf8')
+        : fdPath
+          ? hexBytes(fdPath[2]!).toString('utf8')
+          : '',
+      fd: opened ? Number(result) : fdPath ? Number(fdPath[1]) : -1,
+      flags: opened ? opened[2]! : '',
       start,
       end: start + nanos(seconds!, fraction!),
       result: Number(result),
@@ -148,10 +169,10 @@ export interface NodeTrace {
 }
 
 export interface DurabilityReport {
-  /** (record, replica) pairs that held: written, synced after the write, synced before the response. */
+  /** (record, replica) pairs that held: made durable by a write or sync that ended before the response. */
   held: number;
-  /** Per required replica, its successful fdatasyncs (or fsyncs) of the partition's segment files. */
-  segmentSyncs: Record<string, number>;
+  /** Per required replica, its durable writes (O_DSYNC journal writes) and its successful fdatasyncs. */
+  durableWrites: Record<string, number>;
   /** Why each pair that did not hold failed, one line each. */
   violations: string[];
 }
@@ -178,11 +199,31 @@ function responseWrite(leader: Syscall[], topic: string, partition: number, base
   return undefined;
 }
 
+/** Calls with the fd's open flags (tracked through openat and close) beside them. */
+function withOpenFlags(calls: Syscall[]): { call: Syscall; flags: string }[] {
+  const open = new Map<number, string>();
+  const out: { call: Syscall; flags: string }[] = [];
+  for (const call of calls) {
+    if (call.name === 'openat') {
+      if (call.result >= 0) open.set(call.fd, call.flags);
+    } else if (call.name === 'close') {
+      open.delete(call.fd);
+    } else {
+      out.push({ call, flags: open.get(call.fd) ?? '' });
+    }
+  }
+  return out;
+}
+
+const SYNC_FLAG = /(^|\|)O_(D?SYNC)(\||$)/;
+
 /**
  * Checks, for every record of every acknowledged Produce and every replica in `required`: the
- * replica wrote the record's bytes into a segment file of `<topic>-<partition>`, an fdatasync (or
- * fsync) of that file began after the write ended and returned 0, and it returned before the
- * leader began writing the response that acknowledged the record.
+ * replica wrote the record's bytes, either to a journal file of its data directory through a
+ * descriptor opened with O_DSYNC (so the write returned only once the bytes were on disk), or to
+ * a journal or segment file of `<topic>-<partition>` that an fdatasync (or fsync) begun after the
+ * write made durable; and that write or sync ended before the leader began writing the response
+ * that acknowledged the record.
  */
 export function checkDurableBeforeAck(options: {
   topic: string;
@@ -193,13 +234,22 @@ export function checkDurableBeforeAck(options: {
 }): DurabilityReport {
   const { topic, partition, leader, required, acked } = options;
   const segment = (path: string) => path.includes(`/${topic}-${partition}/`) && path.endsWith('.log');
-  const report: DurabilityReport = { held: 0, segmentSyncs: {}, violations: [] };
-  const replicas = required.map((node) => ({
-    name: node.name,
-    writes: node.calls.filter((c) => WRITES.has(c.name) && segment(c.path) && c.result > 0),
-    syncs: node.calls.filter((c) => SYNCS.has(c.name) && segment(c.path) && c.result === 0),
-  }));
-  for (const r of replicas) report.segmentSyncs[r.name] = r.syncs.length;
+  const journal = (path: string) => path.includes('/__journal/') && path.endsWith('.journal');
+  const report: DurabilityReport = { held: 0, durableWrites: {}, violations: [] };
+  const replicas = required.map((node) => {
+    const calls = withOpenFlags(node.calls);
+    const writes = calls.filter(
+      ({ call: c }) => WRITES.has(c.name) && (segment(c.path) || journal(c.path)) && c.result > 0,
+    );
+    const syncs = calls
+      .map(({ call }) => call)
+      .filter((c) => SYNCS.has(c.name) && (segment(c.path) || journal(c.path)) && c.result === 0);
+    return { name: node.name, writes, syncs };
+  });
+  for (const r of replicas) {
+    const dsync = r.writes.filter((w) => journal(w.call.path) && SYNC_FLAG.test(w.flags)).length;
+    report.durableWrites[r.name] = dsync + r.syncs.length;
+  }
   for (const produce of acked) {
     const response = responseWrite(leader.calls, topic, partition, produce.baseOffset);
     if (!response) {
@@ -211,25 +261,33 @@ export function checkDurableBeforeAck(options: {
     for (const value of produce.values) {
       const bytes = Buffer.from(value);
       for (const r of replicas) {
-        const write = r.writes.find((c) => c.data.includes(bytes));
-        if (!write) {
+        const writes = r.writes.filter((w) => w.call.data.includes(bytes));
+        if (writes.length === 0) {
           report.violations.push(
-            `${value}: ${r.name} never wrote it to a segment file of ${topic}-${partition}`,
+            `${value}: ${r.name} never wrote it to a journal file or a segment file of ${topic}-${partition}`,
           );
           continue;
         }
-        const after = r.syncs.filter((s) => s.path === write.path && s.start > write.end);
-        if (after.some((s) => s.end < response.start)) {
+        const durable = writes.some(({ call: write, flags }) => {
+          if (journal(write.path) && SYNC_FLAG.test(flags)) return write.end < response.start;
+          return r.syncs.some((s) => s.path === write.path && s.start > write.end && s.end < response.start);
+        });
+        if (durable) {
           report.held += 1;
           continue;
         }
+        // Say what the journal write lacked, when there was one.
+        const { call: write, flags } = writes.find((w) => journal(w.call.path)) ?? writes[0]!;
+        const after = r.syncs.filter((s) => s.path === write.path && s.start > write.end);
         const first = after[0];
         report.violations.push(
-          `${value}: ${r.name} wrote it to ${write.path} at ${ms(write.start)}, the response went out at ` +
-            `${ms(response.start)}, ` +
+          `${value}: ${r.name} wrote it to ${write.path}${flags ? ` (opened ${flags})` : ''} at ` +
+            `${ms(write.start)}, the response went out at ${ms(response.start)}, ` +
             (first
               ? `but the first fdatasync of that file after the write returned only at ${ms(first.end)}`
-              : 'and no fdatasync of that file began after the write'),
+              : journal(write.path) && SYNC_FLAG.test(flags)
+                ? `but that synchronous write returned only at ${ms(write.end)}`
+                : 'and no fdatasync of that file began after the write'),
         );
       }
     }

@@ -24,7 +24,7 @@ const within = (samples: Sample[], from: number, to: number) =>
 const node = (s: Sample, id: number) => s.broker?.find((b) => b.node === id);
 
 describe('bundled cluster fault kinds', () => {
-  it('slow-disk: 20 ms added to each fdatasync raises publish p99 under fsync batch', async () => {
+  it('slow-disk: 20 ms added to each durable write raises publish p99 under fsync batch', async () => {
     const outcome = await new ScenarioRun(
       parseScenario({
         duration: '3s',

@@ -354,8 +354,7 @@ mod tests {
         log.create_topic("t", 1, false).unwrap();
         let role = PartitionRole::new("t", 0, log.partition("t", 0).unwrap(), 1);
         role.apply(&new_partition(vec![1, 2]), 1, 0);
-        let active = role.partition.local_active_for_tests();
-        let held = active.hold_sync();
+        let held = role.partition.hold_journal_writes();
         let (_, durability) = role.partition.append_pending(&batch(5, 10)).unwrap();
         role.after_leader_append();
         // The follower has the batches and has synced them; the leader's

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use uuid::Uuid;
 
@@ -51,6 +52,10 @@ pub struct CatalogTopic {
 pub struct Catalog {
     path: PathBuf,
     file: Mutex<File>,
+    /// Appended to since the last sync, or its directory entry not yet
+    /// synced.
+    dirty: AtomicBool,
+    dir_synced: AtomicBool,
 }
 
 impl Catalog {
@@ -85,6 +90,8 @@ impl Catalog {
         let catalog = Catalog {
             path,
             file: Mutex::new(file),
+            dirty: AtomicBool::new(true),
+            dir_synced: AtomicBool::new(false),
         };
         let live: usize = topics.values().map(|t| 1 + t.configs.len()).sum();
         if lines > 2 * live + COMPACT_SLACK {
@@ -100,15 +107,36 @@ impl Catalog {
         for record in records {
             push_line(&mut buf, record);
         }
-        self.file
-            .lock()
-            .expect("catalog lock")
-            .write_all(buf.as_bytes())?;
+        let mut file = self.file.lock().expect("catalog lock");
+        self.dirty.store(true, Ordering::Release);
+        file.write_all(buf.as_bytes())?;
         Ok(())
     }
 
+    /// Makes every record appended so far durable, with the file's name.
     pub fn sync(&self) -> Result<()> {
-        self.file.lock().expect("catalog lock").sync_data()?;
+        let file = self.file.lock().expect("catalog lock");
+        if !self.dir_synced.load(Ordering::Acquire) {
+            if let Some(dir) = self.path.parent() {
+                super::index::sync_dir(dir)?;
+            }
+            self.dir_synced.store(true, Ordering::Release);
+        }
+        self.dirty.store(false, Ordering::Release);
+        if let Err(e) = file.sync_data() {
+            self.dirty.store(true, Ordering::Release);
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// [`Catalog::sync`] when something was appended since the last one
+    /// (before a journal round: a record acknowledged under fsync `batch`
+    /// must not outlive its topic in a crash).
+    pub fn sync_if_dirty(&self) -> Result<()> {
+        if self.dirty.load(Ordering::Acquire) {
+            self.sync()?;
+        }
         Ok(())
     }
 

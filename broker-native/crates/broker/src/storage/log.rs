@@ -7,6 +7,7 @@
 //! each partition's last segment instead of scanning it.
 
 use super::catalog::{Catalog, CatalogRecord, CatalogTopic};
+use super::journal::{Journal, JournalKey};
 use super::partition::{LogConfig, Partition, RecoveryReport};
 use super::shared::{CleanShutdown, LogShared};
 use super::topic::{validate_topic_name, Topic, TopicMeta};
@@ -24,13 +25,18 @@ const LEGACY_TOPICS_DIR: &str = "__topics";
 
 /// DeleteTopics, CreatePartitions and topic config changes.
 mod admin;
+#[cfg(test)]
+mod durability_tests;
+/// Replaying the journal a crash left.
+mod recover;
 pub use admin::{check_growth, check_partition_limits};
+pub use recover::JournalReplayReport;
 
 #[derive(Debug)]
 pub struct Log {
     dir: PathBuf,
     config: LogConfig,
-    catalog: Catalog,
+    catalog: Arc<Catalog>,
     topics: RwLock<HashMap<String, Arc<Topic>>>,
     /// Topic ids to names, for requests that name topics by id.
     ids: RwLock<HashMap<Uuid, String>>,
@@ -97,6 +103,21 @@ impl Log {
                 topics.insert(topic.name.clone(), Arc::new(topic));
             }
         }
+        let replayed = recover::replay_journal(dir, &topics, &ids)?;
+        let catalog = Arc::new(catalog);
+        let journal = Journal::open(
+            dir,
+            config.journal,
+            config.stats.clone(),
+            Box::new({
+                let catalog = catalog.clone();
+                move || catalog.sync_if_dirty()
+            }),
+        )?;
+        shared
+            .journal
+            .set(journal)
+            .expect("a new log has no journal yet");
         Ok(Log {
             dir: dir.to_path_buf(),
             config,
@@ -109,6 +130,7 @@ impl Log {
             recovery: LogRecovery {
                 clean_shutdown: clean,
                 report: recovery,
+                replayed,
             },
         })
     }
@@ -284,8 +306,18 @@ impl Log {
             }
         }
         self.catalog.sync()?;
+        // Every segment is synced: the journal has nothing left to vouch for.
+        if let Some(journal) = self.shared.journal.get() {
+            journal.checkpoint()?;
+        }
         self.shared.clean.write_if_armed()?;
         Ok(())
+    }
+
+    /// The log's journal (tests that stall or fail its writes).
+    #[cfg(test)]
+    pub(crate) fn journal_for_tests(&self) -> &std::sync::Arc<Journal> {
+        self.shared.journal.get().expect("opened with a journal")
     }
 
     /// The interval flush (`FsyncPolicy::Interval` and `flush.ms`):
@@ -327,6 +359,8 @@ pub struct LogRecovery {
     pub clean_shutdown: bool,
     /// Totals over every partition.
     pub report: RecoveryReport,
+    /// What replaying the journal put back.
+    pub replayed: JournalReplayReport,
 }
 
 /// Moves topics from the old `__topics/<topic>.meta` files into the
@@ -396,6 +430,10 @@ fn open_topic(
                 topic_config.clone(),
                 shared.clone(),
                 clean_shutdown,
+                JournalKey {
+                    topic_id: meta.id,
+                    partition: p,
+                },
             )
             .map(Arc::new)
         })

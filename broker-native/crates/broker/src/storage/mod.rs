@@ -7,6 +7,7 @@ pub mod epoch_cache;
 pub mod file_cache;
 pub mod group_commit;
 pub mod index;
+pub mod journal;
 pub mod log;
 pub mod partition;
 pub mod producer_state;

@@ -16,6 +16,7 @@ use super::batch::Appended;
 use super::file_cache::FileCache;
 pub use super::group_commit::Durability;
 use super::group_commit::GroupCommit;
+use super::journal::{JournalConfig, JournalKey};
 use super::producer_state::ProducerStateTable;
 use super::retention;
 use super::segment::DEFAULT_INDEX_INTERVAL;
@@ -76,6 +77,8 @@ pub struct LogConfig {
     pub max_partitions_per_topic: i32,
     /// Partitions the log may hold, all topics together.
     pub max_partitions: usize,
+    /// How the `batch` policy's journal writes.
+    pub journal: JournalConfig,
 }
 
 impl Default for LogConfig {
@@ -88,6 +91,7 @@ impl Default for LogConfig {
             stats: Arc::new(StorageStats::default()),
             max_partitions_per_topic: crate::config::DEFAULT_MAX_PARTITIONS_PER_TOPIC,
             max_partitions: crate::config::DEFAULT_MAX_PARTITIONS,
+            journal: JournalConfig::default(),
         }
     }
 }
@@ -118,12 +122,15 @@ pub struct Partition {
     /// Leader epochs and where they start; locked after `producers`.
     epochs: Epochs,
     durable: Arc<GroupCommit>,
+    /// How the log's journal names this partition.
+    journal_key: JournalKey,
     recovery: RecoveryReport,
 }
 
 impl Partition {
     /// Opens `dir`, recovering the last segment, or creates it empty (a
-    /// partition on its own: no clean-shutdown marker, no shared flusher).
+    /// partition on its own: no clean-shutdown marker, and no journal, so
+    /// it refuses appends under fsync `batch`).
     pub fn open(
         dir: &Path,
         config: LogConfig,
@@ -131,11 +138,15 @@ impl Partition {
         total_size: Arc<AtomicU64>,
     ) -> Result<Partition> {
         let shared = Arc::new(LogShared::new(total_size, None));
-        Partition::open_in(dir, config, topic_config, shared, false)
+        let key = JournalKey {
+            topic_id: uuid::Uuid::nil(),
+            partition: 0,
+        };
+        Partition::open_in(dir, config, topic_config, shared, false, key)
     }
 
-    /// Opens `dir` as a partition of a log. After a clean shutdown the last
-    /// segment's size and indexes are trusted (`Segment::open_trusted`);
+    /// Opens `dir` as partition `key` of a log. After a clean shutdown the
+    /// last segment's size and indexes are trusted (`Segment::open_trusted`);
     /// otherwise it is scanned and a torn or corrupt tail truncated.
     pub fn open_in(
         dir: &Path,
@@ -143,6 +154,7 @@ impl Partition {
         topic_config: SharedTopicConfig,
         shared: Arc<LogShared>,
         clean_shutdown: bool,
+        key: JournalKey,
     ) -> Result<Partition> {
         let Loaded {
             segments,
@@ -165,11 +177,7 @@ impl Partition {
             // No batches, so no producers.
             producers.table.mark_loaded();
         }
-        let durable = Arc::new(GroupCommit::new(
-            log_end,
-            shared.flusher.clone(),
-            config.stats.clone(),
-        ));
+        let durable = Arc::new(GroupCommit::new(log_end));
         Ok(Partition {
             dir: dir.to_path_buf(),
             config,
@@ -181,6 +189,7 @@ impl Partition {
             producers: Mutex::new(producers),
             epochs,
             durable,
+            journal_key: key,
             recovery: report,
         })
     }
@@ -322,6 +331,16 @@ impl Partition {
             segment.delete()?;
         }
         Ok(())
+    }
+
+    /// After a journal replay's `flush`: everything in the log is on disk.
+    pub(crate) fn replay_synced(&self) {
+        self.durable.synced(self.log_end_offset());
+    }
+
+    /// The directory of this partition's files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     pub fn flush(&self) -> Result<()> {
@@ -493,6 +512,35 @@ mod tests {
         assert_eq!(partition.log_start_offset(), 2);
         let err = partition.read(1, 1 << 20, true).unwrap_err();
         assert_eq!(err.code(), ResponseError::OffsetOutOfRange.code());
+    }
+
+    #[test]
+    fn a_sealed_segment_that_does_not_hold_together_is_cut_and_the_ones_after_it_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let one = batch(1, 200);
+        {
+            let partition = open(dir.path(), one.len() as u64 * 4);
+            for _ in 0..12 {
+                partition.append(&one).unwrap();
+            }
+            assert_eq!(partition.segment_base_offsets(), vec![0, 4, 8]);
+        }
+        // A crash lost the middle segment's pages: zeros at its full size.
+        let middle = dir.path().join("00000000000000000004.log");
+        let len = std::fs::metadata(&middle).unwrap().len() as usize;
+        std::fs::write(&middle, vec![0u8; len]).unwrap();
+        std::fs::remove_file(dir.path().join("00000000000000000004.index")).unwrap();
+        let partition = open(dir.path(), one.len() as u64 * 4);
+        assert_eq!(partition.segment_base_offsets(), vec![0, 4]);
+        assert_eq!(partition.log_end_offset(), 4);
+        assert!(partition.recovery().truncated_bytes >= len as u64);
+        assert!(!dir.path().join("00000000000000000008.log").exists());
+        assert_eq!(partition.append(&one).unwrap().base_offset, 4);
+        let read = partition.read(4, 1 << 20, true).unwrap();
+        assert_eq!(
+            split_and_validate(&read.records).unwrap()[0].1.base_offset,
+            4
+        );
     }
 
     #[test]

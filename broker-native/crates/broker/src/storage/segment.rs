@@ -307,13 +307,6 @@ impl Segment {
         self.queued.store(false, Ordering::Release);
     }
 
-    /// Blocks every sync of this segment while the guard lives (tests of
-    /// group commit).
-    #[cfg(test)]
-    pub(crate) fn hold_sync(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.sync_lock.lock().expect("sync lock")
-    }
-
     /// Removes the segment's files; readers that still hold it get
     /// OFFSET_OUT_OF_RANGE.
     pub fn delete(&self) -> Result<()> {

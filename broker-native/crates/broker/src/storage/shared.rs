@@ -1,8 +1,9 @@
 //! What the partitions of one log share besides their configuration: the
-//! byte count for stats, the interval flusher's queue, and the
-//! clean-shutdown marker.
+//! byte count for stats, the interval flusher's queue, the `batch`
+//! policy's journal, and the clean-shutdown marker.
 
 use super::index::sync_dir;
+use super::journal::Journal;
 use super::segment::Segment;
 use crate::error::{Error, Result};
 use crate::stats::StorageStats;
@@ -10,7 +11,7 @@ use std::cmp::Ordering as CmpOrdering;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 /// The marker a clean `Log::flush` leaves in the data directory.
@@ -21,8 +22,10 @@ pub struct LogShared {
     /// Bytes across all partitions of the log, for stats.
     pub total_size: Arc<AtomicU64>,
     pub flush_queue: FlushQueue,
-    /// The `batch` policy's group commit threads.
-    pub flusher: Arc<super::group_commit::Flusher>,
+    /// The `batch` policy's journal: set by `Log::open` once the last
+    /// run's journal is replayed. Partitions opened on their own have none,
+    /// and refuse `batch` appends.
+    pub journal: OnceLock<Arc<Journal>>,
     pub clean: CleanShutdown,
 }
 
@@ -33,7 +36,7 @@ impl LogShared {
         LogShared {
             total_size,
             flush_queue: FlushQueue::default(),
-            flusher: Arc::default(),
+            journal: OnceLock::new(),
             clean: CleanShutdown::new(data_dir),
         }
     }

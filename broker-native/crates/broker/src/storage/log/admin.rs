@@ -4,6 +4,7 @@
 use super::{Log, Topic};
 use crate::error::{Error, Result};
 use crate::storage::catalog::CatalogRecord;
+use crate::storage::journal::JournalKey;
 use crate::storage::partition::Partition;
 use crate::storage::topic::TopicMeta;
 use crate::topic_config::{TopicConfig, TopicOverrides};
@@ -200,6 +201,10 @@ impl Log {
                     topic.config.clone(),
                     self.shared.clone(),
                     false,
+                    JournalKey {
+                        topic_id: topic.id,
+                        partition: p,
+                    },
                 )?;
                 partitions.push(Arc::new(partition));
             }

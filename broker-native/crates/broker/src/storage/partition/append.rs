@@ -42,6 +42,7 @@ impl Partition {
             let mut producers = self.producers.lock().expect("producers lock");
             let config = *self.topic_config.read().expect("topic config lock");
             let policy = config.fsync_policy(self.config.fsync);
+            let journal = self.journal_for(policy)?;
             if let Verdict::Duplicate(appended) =
                 self.check_producers(&mut producers, records, &batches)?
             {
@@ -75,7 +76,7 @@ impl Partition {
                 base_offset,
                 max_timestamp,
             )?;
-            self.after_write(policy, &active, next);
+            self.after_write(policy, journal.as_ref(), &active, &chunk, base_offset, next)?;
             let appended = Appended {
                 base_offset,
                 last_offset: next - 1,

@@ -1,33 +1,86 @@
 //! Durability: what each fsync policy asks of an append. Under `batch` the
-//! partition's [`GroupCommit`] (storage/group_commit.rs) has the flusher
-//! sync it off the append path; under `interval` the segment joins the
-//! interval flusher's queue.
+//! log's journal (storage/journal) records the append and makes it durable
+//! off the append path, telling the partition's [`GroupCommit`]
+//! (storage/group_commit.rs) how far; under `interval` the segment joins
+//! the interval flusher's queue.
 
 use super::super::group_commit::Durability;
+use super::super::journal::Journal;
 use super::super::segment::Segment;
 use super::Partition;
 use crate::config::FsyncPolicy;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use kafka_protocol::ResponseError;
 use std::sync::Arc;
 use tokio::sync::watch;
 
 impl Partition {
-    /// What the fsync policy asks of an append that wrote up to `next`
-    /// into `active`, called under the append lock: nothing, a place in
-    /// the batch flusher's round, or a place in the interval flusher's
-    /// queue.
-    pub(super) fn after_write(&self, policy: FsyncPolicy, active: &Arc<Segment>, next: i64) {
-        match policy {
-            FsyncPolicy::None => {}
-            FsyncPolicy::Batch => self.durable.written(active, next),
-            FsyncPolicy::Interval(every) => {
+    /// The journal an append under `policy` records in: under `batch` the
+    /// log's (KAFKA_STORAGE_ERROR when there is none, or it has stopped),
+    /// else none. Checked before anything is written.
+    pub(super) fn journal_for(&self, policy: FsyncPolicy) -> Result<Option<Arc<Journal>>> {
+        if policy != FsyncPolicy::Batch {
+            return Ok(None);
+        }
+        let journal = self.shared.journal.get().ok_or_else(|| {
+            Error::kafka(
+                ResponseError::KafkaStorageError,
+                "fsync batch needs the log's journal, and this partition was opened on its own",
+            )
+        })?;
+        journal.check()?;
+        Ok(Some(journal.clone()))
+    }
+
+    /// What the fsync policy asks of an append of `batches` (offsets
+    /// `base_offset` up to `next`) into `active`, called under the append
+    /// lock: nothing, a record in `journal` (from [`Partition::journal_for`]),
+    /// or a place in the interval flusher's queue.
+    pub(super) fn after_write(
+        &self,
+        policy: FsyncPolicy,
+        journal: Option<&Arc<Journal>>,
+        active: &Arc<Segment>,
+        batches: &[u8],
+        base_offset: i64,
+        next: i64,
+    ) -> Result<()> {
+        match (policy, journal) {
+            (FsyncPolicy::Batch, Some(journal)) => journal.append(
+                self.journal_key,
+                base_offset,
+                batches,
+                active,
+                &self.durable,
+                next,
+                self.durable.generation(),
+            ),
+            (FsyncPolicy::Interval(every), _) => {
                 // An interval too long to represent means never.
                 if let Some(at) = std::time::Instant::now().checked_add(every) {
                     if active.mark_queued() {
                         self.shared.flush_queue.push(at, active.clone());
                     }
                 }
+                Ok(())
             }
+            _ => Ok(()),
+        }
+    }
+
+    /// Records a truncation to `log_end` in the journal under `batch`, so
+    /// that a replay cuts there too; once it is written the partition is
+    /// durable up to the cut (at the truncation's `generation`). Called
+    /// under the append lock.
+    pub(super) fn journal_truncation(&self, log_end: i64, generation: u64) {
+        if self.fsync_policy() != FsyncPolicy::Batch {
+            return;
+        }
+        let Some(journal) = self.shared.journal.get() else {
+            return;
+        };
+        if let Err(e) = journal.truncated(self.journal_key, log_end, &self.durable, generation) {
+            tracing::warn!(dir = %self.dir.display(), error = %e, "could not record a truncation in the journal");
         }
     }
 
@@ -57,15 +110,27 @@ impl Partition {
         }
     }
 
-    /// The segment appends go to (tests that hold its sync).
-    #[cfg(test)]
-    pub(crate) fn local_active_for_tests(&self) -> Arc<Segment> {
-        self.local.active()
-    }
-
     /// Wakes when the durable offset (under `batch`) moves.
     pub fn subscribe_durable(&self) -> watch::Receiver<i64> {
         self.durable.subscribe()
+    }
+
+    /// Whether the active segment has bytes not yet synced (tests of what
+    /// the journal leaves to its retirement).
+    #[cfg(test)]
+    pub(crate) fn active_is_unsynced(&self) -> bool {
+        self.local.active().is_unsynced()
+    }
+
+    /// Blocks the log's journal writes while the guard lives (tests of
+    /// what waits for durability).
+    #[cfg(test)]
+    pub(crate) fn hold_journal_writes(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.shared
+            .journal
+            .get()
+            .expect("a partition of a log")
+            .hold_writes()
     }
 }
 
@@ -110,129 +175,13 @@ mod tests {
     }
 
     #[test]
-    fn batch_policy_syncs_before_append_returns() {
+    fn a_partition_opened_on_its_own_refuses_batch_appends() {
         let dir = tempfile::tempdir().unwrap();
         let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
-        partition.append(&batch(2, 10)).unwrap();
-        assert_eq!(fsyncs(&partition), 1);
-        assert!(!partition.local.active().is_unsynced());
-        partition.append(&batch(2, 10)).unwrap();
-        assert_eq!(fsyncs(&partition), 2);
-        let stats = &partition.config.stats;
-        assert!(
-            stats.fsync_micros_max.load(Ordering::Relaxed)
-                <= stats.fsync_micros_total.load(Ordering::Relaxed)
-        );
-        // Offsets already on disk need no sync.
-        partition.sync_through(4).unwrap();
-        assert_eq!(fsyncs(&partition), 2);
-    }
-
-    #[test]
-    fn concurrent_appenders_share_one_fsync() {
-        let dir = tempfile::tempdir().unwrap();
-        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
-        let one = batch(1, 10);
-        let active = partition.local.active();
-        std::thread::scope(|scope| {
-            let held = active.hold_sync();
-            let appenders: Vec<_> = (0..4)
-                .map(|_| scope.spawn(|| partition.append(&one).unwrap()))
-                .collect();
-            // Every appender has written; the first one waits in fdatasync,
-            // the others wait for it.
-            while partition.log_end_offset() < 4 {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            drop(held);
-            for appender in appenders {
-                appender.join().unwrap();
-            }
-        });
-        assert_eq!(fsyncs(&partition), 1);
-        assert!(partition.durable_end() >= 4);
-    }
-
-    #[test]
-    fn a_retried_batch_under_batch_policy_is_acknowledged_once_durable() {
-        use crate::storage::producer_state::test_support::idempotent_batch;
-        let dir = tempfile::tempdir().unwrap();
-        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
-        let once = idempotent_batch(3, 0, 0, 2);
-        partition.append(&once).unwrap();
-        let dup = partition.append(&once).unwrap();
-        assert_eq!((dup.base_offset, dup.last_offset), (0, 1));
-        assert_eq!(partition.log_end_offset(), 2);
-        assert_eq!(fsyncs(&partition), 1);
-    }
-
-    #[test]
-    fn pending_appends_resolve_in_order_with_one_sync_per_round() {
-        let dir = tempfile::tempdir().unwrap();
-        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
-        let active = partition.local.active();
-        let held = active.hold_sync();
-        // The flusher is stuck in the first round's sync: every append
-        // returns at once, written but not durable.
-        let waits: Vec<_> = (0..3)
-            .map(|_| partition.append_pending(&batch(2, 10)).unwrap())
-            .collect();
-        assert_eq!(partition.log_end_offset(), 6);
-        assert_eq!(partition.durable_end(), 0);
-        assert!(waits.iter().all(|(_, d)| !d.is_ready()));
-        drop(held);
-        let mut bases = Vec::new();
-        for (appended, durability) in waits {
-            durability.wait_blocking().unwrap();
-            bases.push(appended.base_offset);
-        }
-        assert_eq!(bases, vec![0, 2, 4]);
-        assert_eq!(partition.durable_end(), 6);
-        // One fdatasync covered all three (the second round found nothing
-        // left unsynced).
-        assert_eq!(fsyncs(&partition), 1);
-    }
-
-    #[test]
-    fn a_failed_fdatasync_fails_the_waiting_appends_with_a_storage_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
-        let active = partition.local.active();
-        let held = active.hold_sync();
-        let (_, durability) = partition.append_pending(&batch(2, 10)).unwrap();
-        // The segment's file vanishes under the broker: the flusher cannot
-        // reopen it to sync.
-        partition.config.files.clear();
-        std::fs::remove_file(active.log_path()).unwrap();
-        drop(held);
-        let err = durability.wait_blocking().unwrap_err();
+        let err = partition.append(&batch(1, 10)).unwrap_err();
         assert_eq!(err.code(), ResponseError::KafkaStorageError.code());
-        assert!(err.to_string().contains("fdatasync failed"), "{err}");
-        assert_eq!(partition.durable_end(), 0);
-        assert_eq!(fsyncs(&partition), 0);
-    }
-
-    #[test]
-    fn truncation_during_a_pending_sync_fails_only_the_cut_appends() {
-        let dir = tempfile::tempdir().unwrap();
-        let partition = open_fsync(dir.path(), FsyncPolicy::Batch, TopicConfig::default());
-        let active = partition.local.active();
-        let held = active.hold_sync();
-        let (_, kept) = partition.append_pending(&batch(2, 10)).unwrap();
-        let (_, cut) = partition.append_pending(&batch(2, 10)).unwrap();
-        partition.truncate_to(2).unwrap();
-        let err = cut.wait_blocking().unwrap_err();
-        assert_eq!(err.code(), ResponseError::NotLeaderOrFollower.code());
-        drop(held);
-        kept.wait_blocking().unwrap();
-        assert_eq!(partition.log_end_offset(), 2);
-        assert_eq!(partition.durable_end(), 2);
-        // Appends after the cut are made durable as before.
-        let (appended, durability) = partition.append_pending(&batch(1, 10)).unwrap();
-        durability.wait_blocking().unwrap();
-        assert_eq!(appended.base_offset, 2);
-        assert_eq!(partition.durable_end(), 3);
+        assert!(err.to_string().contains("journal"), "{err}");
+        assert_eq!(partition.log_end_offset(), 0);
     }
 
     #[test]
@@ -258,38 +207,5 @@ mod tests {
         assert!(queue.is_empty());
         partition.append(&batch(1, 10)).unwrap();
         assert_eq!(queue.len(), 1);
-    }
-
-    #[test]
-    fn topic_flush_configs_override_the_broker_policy() {
-        let dir = tempfile::tempdir().unwrap();
-        let partition = open_fsync(
-            dir.path(),
-            FsyncPolicy::None,
-            TopicConfig {
-                flush_messages: Some(1),
-                ..TopicConfig::default()
-            },
-        );
-        partition.append(&batch(1, 10)).unwrap();
-        assert_eq!(fsyncs(&partition), 1);
-        {
-            let mut config = partition.topic_config().write().unwrap();
-            config.flush_messages = None;
-            config.flush_ms = Some(0);
-        }
-        assert_eq!(
-            partition.fsync_policy(),
-            FsyncPolicy::Interval(std::time::Duration::ZERO)
-        );
-        partition.append(&batch(1, 10)).unwrap();
-        assert_eq!(fsyncs(&partition), 1);
-        let queue = &partition.shared.flush_queue;
-        let stats = &partition.config.stats;
-        assert_eq!(
-            queue.flush_due(std::time::Instant::now(), stats).unwrap(),
-            1
-        );
-        assert_eq!(fsyncs(&partition), 2);
     }
 }

@@ -5,9 +5,10 @@
 //! `LogLoader` has the same job.
 
 use super::super::epoch_cache::CHECKPOINT_FILE;
+use super::super::segment::{index_file_name, log_file_name, time_index_file_name};
 use super::super::segment::{Recovery, Segment};
 use super::LogConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -94,8 +95,8 @@ pub(super) fn load(dir: &Path, config: &LogConfig, clean_shutdown: bool) -> Resu
     let mut segments = BTreeMap::new();
     for (i, base) in bases.iter().enumerate() {
         let last = i + 1 == bases.len();
-        let (segment, recovery) = if last && clean_shutdown {
-            Segment::open_trusted(dir, *base, config.index_interval, config.files.clone())?
+        let opened = if last && clean_shutdown {
+            Segment::open_trusted(dir, *base, config.index_interval, config.files.clone())
         } else {
             Segment::open(
                 dir,
@@ -103,7 +104,32 @@ pub(super) fn load(dir: &Path, config: &LogConfig, clean_shutdown: bool) -> Resu
                 config.index_interval,
                 last,
                 config.files.clone(),
-            )?
+            )
+        };
+        let (segment, recovery) = match opened {
+            Ok(opened) => opened,
+            // A sealed segment whose batches do not hold together: pages a
+            // crash lost (under fsync `none`, or not yet synced under
+            // `batch`, whose journal replays them). As Apache Kafka's
+            // recovery does, it is scanned and cut at the first bad batch,
+            // and the segments after it, past a hole, are deleted.
+            Err(e @ Error::Kafka { .. }) if !last => {
+                tracing::warn!(dir = %dir.display(), base, error = %e, "a sealed segment does not hold together; recovering it and dropping the segments after it");
+                let (segment, mut recovery) = Segment::open(
+                    dir,
+                    *base,
+                    config.index_interval,
+                    true,
+                    config.files.clone(),
+                )?;
+                for later in &bases[i + 1..] {
+                    recovery.truncated_bytes += drop_segment_files(dir, *later)?;
+                }
+                report.add_segment(&recovery);
+                segments.insert(*base, Arc::new(segment));
+                break;
+            }
+            Err(e) => return Err(e),
         };
         if recovery.truncated_bytes > 0 {
             tracing::warn!(
@@ -139,4 +165,22 @@ pub(super) fn load(dir: &Path, config: &LogConfig, clean_shutdown: bool) -> Resu
         log_end,
         size,
     })
+}
+
+/// Removes a segment's files (one found past a hole at open); returns the
+/// bytes of log it held.
+fn drop_segment_files(dir: &Path, base: i64) -> Result<u64> {
+    let log = dir.join(log_file_name(base));
+    let bytes = std::fs::metadata(&log).map_or(0, |m| m.len());
+    for name in [
+        log_file_name(base),
+        index_file_name(base),
+        time_index_file_name(base),
+    ] {
+        match std::fs::remove_file(dir.join(name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        }
+    }
+    Ok(bytes)
 }

@@ -97,6 +97,17 @@ impl Partition {
     /// like `append`, without waiting for the sync: a follower reports
     /// its durable position (`durable_end`) apart from its log end.
     pub fn append_as_follower(&self, records: &[u8]) -> Result<Appended> {
+        self.append_as_sent(records, true)
+    }
+
+    /// [`Partition::append_as_follower`] for a journal replay at open: the
+    /// records are already in the journal (and the replay syncs the
+    /// segments), so the fsync policy asks nothing of them.
+    pub(crate) fn append_replayed(&self, records: &[u8]) -> Result<Appended> {
+        self.append_as_sent(records, false)
+    }
+
+    fn append_as_sent(&self, records: &[u8], apply_policy: bool) -> Result<Appended> {
         let batches = split_and_validate(records)?;
         for pair in batches.windows(2) {
             if pair[1].1.base_offset != pair[0].1.next_offset() {
@@ -124,10 +135,14 @@ impl Partition {
                     ),
                 ));
             }
-            let starts = self.epochs.starts_in(&batches)?;
-            self.epochs.record(&starts)?;
             let config = *self.topic_config.read().expect("topic config lock");
             let policy = config.fsync_policy(self.config.fsync);
+            let journal = match apply_policy {
+                true => self.journal_for(policy)?,
+                false => None,
+            };
+            let starts = self.epochs.starts_in(&batches)?;
+            self.epochs.record(&starts)?;
             let max_timestamp = batches
                 .iter()
                 .map(|(_, h)| h.max_timestamp)
@@ -141,7 +156,16 @@ impl Partition {
                 log_end,
                 max_timestamp,
             )?;
-            self.after_write(policy, &active, last.next_offset());
+            if apply_policy {
+                self.after_write(
+                    policy,
+                    journal.as_ref(),
+                    &active,
+                    records,
+                    log_end,
+                    last.next_offset(),
+                )?;
+            }
         }
         Ok(Appended {
             base_offset: first.base_offset,
@@ -181,8 +205,8 @@ impl Partition {
         stamped.after_truncation(latest);
         producers.table.reset();
         remove_snapshots_past(&self.dir, &mut producers.snapshots, log_end);
-        self.durable
-            .truncated(log_end, self.local.holding_from(self.durable.through()));
+        let generation = self.durable.truncated(log_end);
+        self.journal_truncation(log_end, generation);
         tracing::info!(dir = %self.dir.display(), log_end, removed_segments = doomed.len(), "truncated");
         Ok(())
     }

@@ -101,16 +101,6 @@ impl LocalLog {
             .collect()
     }
 
-    /// The segments that may hold offsets at or after `from`.
-    pub fn holding_from(&self, from: i64) -> Vec<Arc<Segment>> {
-        let segments = self.segments.read().expect("segments lock");
-        let first = segments
-            .range(..=from)
-            .next_back()
-            .map_or(i64::MIN, |(base, _)| *base);
-        segments.range(first..).map(|(_, s)| s.clone()).collect()
-    }
-
     /// Removes the oldest segments, as many as `count` picks from every
     /// segment's size and largest timestamp, and tells `new_start` the
     /// base offset of the first one left, under the map's lock. A partition
