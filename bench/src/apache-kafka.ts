@@ -9,6 +9,7 @@ import {
   ensureKafkaJars,
   KAFKA_VERSION,
   type ProducerPerformanceResult,
+  type ProducerPerformanceSummary,
   producerPerformance,
   runKafkaTool,
   startApacheKafka,
@@ -16,6 +17,7 @@ import {
 import { bundledBrokerBinary, startBundledBroker } from '@kbench/broker-launcher';
 import { BENCHMARKS_DOC, fixed, int, replaceSection } from './doc.js';
 import { describeMachine } from './machine.js';
+import { inRounds, medianBy } from './rounds.js';
 import { holdBenchSlot } from './slot.js';
 import { createTopic } from './topics.js';
 
@@ -33,6 +35,10 @@ const { values: flags } = parseArgs({
   },
 });
 const only = new Set(flags.only.split(','));
+/** Rounds of the throughput and replication comparisons; each table row is the target's median round. */
+const ROUNDS = Number(process.env.KBENCH_BENCH_ROUNDS ?? 3);
+/** The share of a run's records ProducerPerformance leaves out as warm-up (--warmup-records). */
+const WARMUP_SHARE = 0.2;
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 interface Target {
@@ -104,48 +110,69 @@ Broker, tools and Node share this one machine.`;
 interface ThroughputRow {
   target: string;
   produced: ProducerPerformanceResult;
+  /** ProducerPerformance's steady state, after the warm-up. */
+  steady: ProducerPerformanceSummary;
   consumedPerSec: number;
   consumedMbPerSec: number;
   consumed: number;
 }
 
-async function throughputSection(records: number): Promise<string> {
-  const rows: ThroughputRow[] = [];
-  for (const kind of ['bundled', 'apache'] as const) {
-    rows.push(
-      await withTarget(kind, async (target) => {
-        log(`throughput: ${records} x 100 B, acks=1, 6 partitions -> ${target.name}`);
-        await createTopic(target.bootstrap, 'throughput', 6);
-        const produced = await producerPerformance({
-          bootstrap: target.bootstrap,
-          topic: 'throughput',
-          records,
-          recordSize: 100,
-          producerProps: { acks: 1 },
-          timeoutMs: 30 * 60_000,
-        });
-        log(`  produced ${int(produced.recordsPerSec)} rec/s; consuming`);
-        const consumed = await consumerPerformance({
-          bootstrap: target.bootstrap,
-          topic: 'throughput',
-          messages: records,
-          timeoutMs: 30 * 60_000,
-        });
-        return {
-          target: target.name,
-          produced,
-          consumed: consumed.messages,
-          consumedPerSec: consumed.messagesPerSec,
-          consumedMbPerSec: consumed.mbPerSec,
-        };
-      }),
-    );
+/** ProducerPerformance's result with its steady state, which a run with --warmup-records must print. */
+function steadyOf(produced: ProducerPerformanceResult): ProducerPerformanceSummary {
+  if (produced.steadyState === undefined) {
+    throw new Error('ProducerPerformance printed no steady-state line after --warmup-records');
   }
-  const [bundled, apache] = rows as [ThroughputRow, ThroughputRow];
+  return produced.steadyState;
+}
+
+/** Each round's ratio of `value` between the two targets' runs of that round. */
+function perRound<T>(a: T[], b: T[], value: (item: T) => number): string {
+  return a.map((x, i) => `${fixed(value(x) / value(b[i]!))}x`).join(' / ');
+}
+
+async function throughputRun(kind: 'bundled' | 'apache', records: number): Promise<ThroughputRow> {
+  return withTarget(kind, async (target) => {
+    log(`throughput: ${records} x 100 B, acks=1, 6 partitions -> ${target.name}`);
+    await createTopic(target.bootstrap, 'throughput', 6);
+    const produced = await producerPerformance({
+      bootstrap: target.bootstrap,
+      topic: 'throughput',
+      records,
+      recordSize: 100,
+      warmupRecords: Math.round(records * WARMUP_SHARE),
+      producerProps: { acks: 1 },
+      timeoutMs: 30 * 60_000,
+    });
+    const steady = steadyOf(produced);
+    log(`  produced ${int(steady.recordsPerSec)} rec/s in steady state; consuming`);
+    const consumed = await consumerPerformance({
+      bootstrap: target.bootstrap,
+      topic: 'throughput',
+      messages: records,
+      timeoutMs: 30 * 60_000,
+    });
+    return {
+      target: target.name,
+      produced,
+      steady,
+      consumed: consumed.messages,
+      consumedPerSec: consumed.messagesPerSec,
+      consumedMbPerSec: consumed.mbPerSec,
+    };
+  });
+}
+
+async function throughputSection(records: number): Promise<string> {
+  const runs = await inRounds({ bundled: 'bundled', apache: 'apache' } as const, ROUNDS, (kind) =>
+    throughputRun(kind, records),
+  );
+  const median = (rows: ThroughputRow[]) => medianBy(rows, (r) => r.steady.recordsPerSec);
+  const [bundled, apache] = [median(runs.bundled), median(runs.apache)];
   const ratio = (a: number, b: number) => `${fixed(a / b)}x`;
-  const line = (r: ThroughputRow) =>
-    `| ${r.target} | ${int(r.produced.recordsPerSec)} | ${fixed(r.produced.mbPerSec)} | ${fixed(r.produced.avgLatencyMs, 1)} | ` +
-    `${r.produced.p50Ms} | ${r.produced.p99Ms} | ${r.produced.p999Ms} | ${fixed(r.produced.maxLatencyMs, 0)} | ` +
+  const line = (r: ThroughputRow, all: ThroughputRow[]) =>
+    `| ${r.target} | ${all.map((x) => int(x.steady.recordsPerSec)).join(' / ')} | **${int(r.steady.recordsPerSec)}** | ` +
+    `${fixed(r.steady.mbPerSec)} | ${fixed(r.steady.avgLatencyMs, 1)} | ${r.steady.p50Ms} | ${r.steady.p99Ms} | ` +
+    `${r.steady.p999Ms} | ${fixed(r.steady.maxLatencyMs, 0)} | ${int(r.produced.recordsPerSec)} | ` +
     `${int(r.consumedPerSec)} | ${fixed(r.consumedMbPerSec)} |`;
   return `## Producer throughput: bundled broker vs Apache Kafka ${KAFKA_VERSION}
 
@@ -153,68 +180,71 @@ ProducerPerformance, ${int(records)} records of 100 B, one producer, \`acks=1\` 
 batch.size 16384, linger.ms 5, idempotence off because acks is not all), one topic with 6 partitions, one
 node; then ConsumerPerformance reads the same ${int(records)} records back (one consumer, Java defaults). Each
 broker starts empty in its own temporary directory; Apache Kafka runs with kafka-server-start.sh's 1 GB heap.
-Latencies in ms, as ProducerPerformance measures them (send to ack, including time queued in the client).
+The producer figures are ProducerPerformance's steady state: the first ${fixed(WARMUP_SHARE * 100, 0)}% of the records are left out
+(\`--warmup-records\`), while the JVMs compile (the broker's too, for Apache Kafka); "whole run" includes them.
+${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, each running both brokers one after the other, starting with a different one each round; a
+row is the broker's median round (by steady-state rec/s), with every round's rate beside it. Latencies in
+ms, as ProducerPerformance measures them (send to ack, including time queued in the client).
 
-| target | produce rec/s | MB/s | avg | p50 | p99 | p99.9 | max | consume rec/s | consume MB/s |
-|---|---|---|---|---|---|---|---|---|---|
-${line(bundled)}
-${line(apache)}
-| **ratio bundled / Apache Kafka** | **${ratio(bundled.produced.recordsPerSec, apache.produced.recordsPerSec)}** | | ${ratio(bundled.produced.avgLatencyMs, apache.produced.avgLatencyMs)} | | ${ratio(bundled.produced.p99Ms, apache.produced.p99Ms)} | | | **${ratio(bundled.consumedPerSec, apache.consumedPerSec)}** | |
+| target | produce rec/s by round | produce rec/s | MB/s | avg | p50 | p99 | p99.9 | max | whole-run rec/s | consume rec/s | consume MB/s |
+|---|---|---|---|---|---|---|---|---|---|---|---|
+${line(bundled, runs.bundled)}
+${line(apache, runs.apache)}
+| **ratio bundled / Apache Kafka** | ${perRound(runs.bundled, runs.apache, (r) => r.steady.recordsPerSec)} | **${ratio(bundled.steady.recordsPerSec, apache.steady.recordsPerSec)}** | | ${ratio(bundled.steady.avgLatencyMs, apache.steady.avgLatencyMs)} | | ${ratio(bundled.steady.p99Ms, apache.steady.p99Ms)} | | | ${ratio(bundled.produced.recordsPerSec, apache.produced.recordsPerSec)} | **${ratio(bundled.consumedPerSec, apache.consumedPerSec)}** | |
 
-Consumed: ${int(bundled.consumed)} (bundled), ${int(apache.consumed)} (Apache Kafka).`;
+Consumed in the median rounds: ${int(bundled.consumed)} (bundled), ${int(apache.consumed)} (Apache Kafka).`;
 }
 
 interface ReplicationRow {
   target: string;
-  recordSize: number;
   produced: ProducerPerformanceResult;
+  steady: ProducerPerformanceSummary;
 }
 
 /** ProducerPerformance with acks=all (the Java defaults: idempotence on) to RF 3, min ISR 2, on 3 nodes. */
-async function replicatedRun(target: Target, records: number, recordSize: number): Promise<ReplicationRow> {
-  log(`replication: ${records} x ${recordSize} B, acks=all, RF 3 -> ${target.name}`);
+async function replicatedRun(target: Target, records: number): Promise<ReplicationRow> {
+  log(`replication: ${records} x 100 B, acks=all, RF 3 -> ${target.name}`);
   await createTopic(target.bootstrap, 'replicated', 6, { factor: 3, minIsr: 2 });
   const produced = await producerPerformance({
     bootstrap: target.bootstrap,
     topic: 'replicated',
     records,
-    recordSize,
+    recordSize: 100,
+    warmupRecords: Math.round(records * WARMUP_SHARE),
     producerProps: { acks: 'all' },
     timeoutMs: 30 * 60_000,
   });
-  log(`  ${int(produced.recordsPerSec)} rec/s, p99 ${produced.p99Ms} ms`);
-  return { target: target.name, recordSize, produced };
+  const steady = steadyOf(produced);
+  log(`  ${int(steady.recordsPerSec)} rec/s in steady state, p99 ${steady.p99Ms} ms`);
+  return { target: target.name, produced, steady };
 }
 
 async function replicationSection(records: number): Promise<string> {
-  const bundled = await withCluster('bundled', 'none', (t) => replicatedRun(t, records, 100));
-  const apache = await withCluster('apache', 'none', (t) => replicatedRun(t, records, 100));
-  const kb = Math.max(10_000, Math.round(records / 10));
-  const none = await withCluster('bundled', 'none', (t) => replicatedRun(t, kb, 1024));
-  const batch = await withCluster('bundled', 'batch', (t) => replicatedRun(t, kb, 1024));
+  const runs = await inRounds({ bundled: 'bundled', apache: 'apache' } as const, ROUNDS, (kind) =>
+    withCluster(kind, 'none', (t) => replicatedRun(t, records)),
+  );
+  const median = (rows: ReplicationRow[]) => medianBy(rows, (r) => r.steady.recordsPerSec);
+  const [bundled, apache] = [median(runs.bundled), median(runs.apache)];
   const ratio = (a: number, b: number) => `${fixed(a / b)}x`;
-  const line = (r: ReplicationRow) =>
-    `| ${r.target} | ${r.recordSize} B | ${int(r.produced.recordsPerSec)} | ${fixed(r.produced.mbPerSec)} | ${fixed(r.produced.avgLatencyMs, 1)} | ` +
-    `${r.produced.p50Ms} | ${r.produced.p99Ms} | ${r.produced.p999Ms} | ${fixed(r.produced.maxLatencyMs, 0)} |`;
+  const line = (r: ReplicationRow, all: ReplicationRow[]) =>
+    `| ${r.target} | ${all.map((x) => int(x.steady.recordsPerSec)).join(' / ')} | **${int(r.steady.recordsPerSec)}** | ` +
+    `${fixed(r.steady.mbPerSec)} | ${fixed(r.steady.avgLatencyMs, 1)} | ${r.steady.p50Ms} | ${r.steady.p99Ms} | ` +
+    `${r.steady.p999Ms} | ${fixed(r.steady.maxLatencyMs, 0)} | ${int(r.produced.recordsPerSec)} |`;
   return `## Replication: 3 nodes, RF 3, acks=all
 
-ProducerPerformance with \`acks=all\` (Java defaults otherwise: idempotence on, batch.size 16384, linger.ms 5),
-one topic of 6 partitions with replication factor 3 and min.insync.replicas 2, three nodes on this one machine:
-the bundled cluster (three nodes in one kbench-broker process) and three Apache Kafka ${KAFKA_VERSION} KRaft nodes
-(each broker and controller, each its own JVM). Then the bundled cluster with \`--fsync batch\` (fdatasync before
-every acknowledgement, on leader and followers) against \`--fsync none\` (page cache), at 1 KB.
-Latencies in ms, as ProducerPerformance measures them.
+ProducerPerformance, ${int(records)} records of 100 B with \`acks=all\` (Java defaults otherwise: idempotence on,
+batch.size 16384, linger.ms 5), one topic of 6 partitions with replication factor 3 and min.insync.replicas 2,
+three nodes on this one machine: the bundled cluster (three nodes in one kbench-broker process, page cache)
+and three Apache Kafka ${KAFKA_VERSION} KRaft nodes (each broker and controller, each its own JVM). Steady-state
+figures after ${fixed(WARMUP_SHARE * 100, 0)}% of the records as warm-up, ${ROUNDS} round${ROUNDS === 1 ? '' : 's'} as in the throughput section; the
+durability section below has the bundled cluster with \`--fsync batch\`. Latencies in ms, as
+ProducerPerformance measures them.
 
-| target | record | rec/s | MB/s | avg | p50 | p99 | p99.9 | max |
-|---|---|---|---|---|---|---|---|---|
-${line(bundled)}
-${line(apache)}
-| **ratio bundled / Apache Kafka** | | **${ratio(bundled.produced.recordsPerSec, apache.produced.recordsPerSec)}** | | ${ratio(bundled.produced.avgLatencyMs, apache.produced.avgLatencyMs)} | | ${ratio(bundled.produced.p99Ms, apache.produced.p99Ms)} | | |
-${line(none)}
-${line(batch)}
-| **ratio fsync batch / none** | | **${ratio(batch.produced.recordsPerSec, none.produced.recordsPerSec)}** | | ${ratio(batch.produced.avgLatencyMs, none.produced.avgLatencyMs)} | | ${ratio(batch.produced.p99Ms, none.produced.p99Ms)} | | |
-
-${int(records)} records of 100 B; ${int(kb)} records of 1 KB.`;
+| target | rec/s by round | rec/s | MB/s | avg | p50 | p99 | p99.9 | max | whole-run rec/s |
+|---|---|---|---|---|---|---|---|---|---|
+${line(bundled, runs.bundled)}
+${line(apache, runs.apache)}
+| **ratio bundled / Apache Kafka** | ${perRound(runs.bundled, runs.apache, (r) => r.steady.recordsPerSec)} | **${ratio(bundled.steady.recordsPerSec, apache.steady.recordsPerSec)}** | | ${ratio(bundled.steady.avgLatencyMs, apache.steady.avgLatencyMs)} | | ${ratio(bundled.steady.p99Ms, apache.steady.p99Ms)} | | | ${ratio(bundled.produced.recordsPerSec, apache.produced.recordsPerSec)} |`;
 }
 
 interface TopicCountRow {

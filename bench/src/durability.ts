@@ -2,6 +2,8 @@
 // ProducerPerformance (1 KB records, acks=all, 6 partitions): the bundled broker's `--fsync batch` against
 // Apache Kafka 4.3.1 with log.flush.interval.messages=1 (flush.messages=1 on every topic), and against its
 // own `--fsync none`, on one node and on three (RF 3), into the durability section of docs/benchmarks.md.
+// Every figure is ProducerPerformance's steady state (after --warmup-records), over several rounds whose
+// runs alternate, each round's runs starting at a different target.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -10,12 +12,14 @@ import { parseArgs } from 'node:util';
 import {
   ensureKafkaJars,
   KAFKA_VERSION,
-  type ProducerPerformanceResult,
+  type ProducerPerformanceSummary,
   producerPerformance,
   startApacheKafka,
 } from '@kbench/apache-kafka';
 import { startBundledBroker } from '@kbench/broker-launcher';
+import { returnsFreeMemoryToHost } from '@kbench/engine';
 import { BENCHMARKS_DOC, fixed, int, replaceSection } from './doc.js';
+import { inRounds, medianBy } from './rounds.js';
 import { holdBenchSlot } from './slot.js';
 import { createTopic } from './topics.js';
 
@@ -27,7 +31,12 @@ const { values: flags } = parseArgs({
   },
   strict: false,
 });
-const RECORDS = Number(process.env.KBENCH_BENCH_DURABILITY_RECORDS ?? 300_000);
+/** Records of a run against one bundled node; the others are scaled to take about as long. */
+const ONE_NODE_RECORDS = Number(process.env.KBENCH_BENCH_DURABILITY_RECORDS ?? 2_500_000);
+/** Rounds of every run; the tables give each target's median round. */
+const ROUNDS = Number(process.env.KBENCH_BENCH_DURABILITY_ROUNDS ?? 3);
+/** The share of a run's records left out as warm-up (the JVMs compile while they go). */
+const WARMUP_SHARE = 0.2;
 const RECORD_SIZE = 1024;
 const PARTITIONS = 6;
 /** The fixed rate of the latency rows: well under what Apache Kafka with flush.messages=1 sustains here. */
@@ -37,16 +46,18 @@ const FIXED_RATE_SECONDS = 20;
 const FIXED_RATE_WARMUP_SECONDS = 5;
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
-interface Row {
-  target: string;
-  produced: ProducerPerformanceResult;
-  /** The 1-minute load average when the run started. */
-  load: number;
-}
-
 type Setup =
   | { kind: 'bundled'; nodes: 1 | 3; fsync: 'none' | 'batch' }
   | { kind: 'apache'; flushEveryMessage: true };
+
+interface Run {
+  /** ProducerPerformance's steady state: what the tables show. */
+  steady: ProducerPerformanceSummary;
+  /** The whole run, warm-up included. */
+  whole: ProducerPerformanceSummary;
+  /** The 1-minute load average when the run started. */
+  load: number;
+}
 
 function describe(setup: Setup): string {
   if (setup.kind === 'apache') return `Apache Kafka ${KAFKA_VERSION}, one node, flush.messages=1`;
@@ -54,13 +65,19 @@ function describe(setup: Setup): string {
   return `bundled broker, ${nodes}, \`--fsync ${setup.fsync}\``;
 }
 
+/** Records of a full-speed run: about the same time on every target (Kafka flushing every message is slow). */
+function recordsFor(setup: Setup): number {
+  const share = setup.kind === 'apache' ? 0.24 : setup.nodes === 3 ? 0.6 : 1;
+  return Math.round((ONE_NODE_RECORDS * share) / 1000) * 1000;
+}
+
 /**
  * Starts the target empty, creates the topic, runs ProducerPerformance once (as fast as it can, or at
- * `rate` records/s), stops it.
+ * `rate` records/s) with a warm-up it leaves out of its steady-state figures, stops it.
  */
-async function measure(setup: Setup, rate?: number): Promise<Row> {
-  // The previous run's dirty pages (a `none` run leaves hundreds of MB) would otherwise be written
-  // back by the kernel during this one, beside its fdatasyncs.
+async function measure(setup: Setup, rate?: number): Promise<Run> {
+  // The previous run's dirty pages (a `none` run leaves gigabytes) would otherwise be written
+  // back by the kernel during this one.
   execFileSync('sync');
   const dataDir = mkdtempSync(join(tmpdir(), `kbench-bench-durability-${setup.kind}-`));
   const target =
@@ -80,112 +97,148 @@ async function measure(setup: Setup, rate?: number): Promise<Row> {
       replicated ? { factor: 3, minIsr: 2 } : undefined,
     );
     const load = loadavg()[0]!;
-    const warmupRecords = rate === undefined ? undefined : rate * FIXED_RATE_WARMUP_SECONDS;
-    const records = rate === undefined ? RECORDS : rate * (FIXED_RATE_WARMUP_SECONDS + FIXED_RATE_SECONDS);
+    const records =
+      rate === undefined ? recordsFor(setup) : rate * (FIXED_RATE_WARMUP_SECONDS + FIXED_RATE_SECONDS);
+    const warmupRecords =
+      rate === undefined ? Math.round(records * WARMUP_SHARE) : rate * FIXED_RATE_WARMUP_SECONDS;
     const pace = rate === undefined ? '' : ` at ${int(rate)} rec/s`;
     log(
-      `durability: ${int(records)} x ${RECORD_SIZE} B, acks=all${pace} -> ${name} (load ${fixed(load, 1)})`,
+      `durability: ${int(records)} x ${RECORD_SIZE} B (${int(warmupRecords)} warm-up), acks=all${pace} -> ${name} (load ${fixed(load, 1)})`,
     );
     const produced = await producerPerformance({
       bootstrap: target.bootstrap,
       topic: 'durable',
       records,
       recordSize: RECORD_SIZE,
-      ...(rate === undefined ? {} : { throughput: rate, warmupRecords }),
+      warmupRecords,
+      ...(rate === undefined ? {} : { throughput: rate }),
       producerProps: { acks: 'all' },
       timeoutMs: 30 * 60_000,
     });
-    if (warmupRecords !== undefined && produced.steadyState === undefined) {
+    const { steadyState, tool: _tool, ...whole } = produced;
+    if (steadyState === undefined) {
       throw new Error(
         `ProducerPerformance printed no steady-state line after --warmup-records ${warmupRecords}`,
       );
     }
-    const figures = { ...produced, ...produced.steadyState };
-    log(`  ${int(figures.recordsPerSec)} rec/s, ${fixed(figures.mbPerSec)} MB/s, p99 ${figures.p99Ms} ms`);
-    return { target: `${name}${pace}`, produced: figures, load };
+    log(
+      `  steady state ${int(steadyState.recordsPerSec)} rec/s, ${fixed(steadyState.mbPerSec)} MB/s, p99 ${steadyState.p99Ms} ms`,
+    );
+    return { steady: steadyState, whole, load };
   } finally {
     await target.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-interface Rows {
-  apache: Row;
-  batch: Row;
-  none: Row;
-  batch3: Row;
-  none3: Row;
-  /** The same as `apache` and `batch`, at FIXED_RATE. */
-  apachePaced: Row;
-  batchPaced: Row;
+/** Every setup once per round, ROUNDS times (at `rate`, or as fast as it can). */
+function rounds<K extends string>(setups: Record<K, Setup>, rate?: number): Promise<Record<K, Run[]>> {
+  return inRounds(setups, ROUNDS, (setup) => measure(setup, rate));
 }
 
-/** Records waiting on average (Little's law: mean latency x throughput). */
-const waiting = (r: Row) => (r.produced.avgLatencyMs / 1000) * r.produced.recordsPerSec;
+/** A full-speed target's median round is by MB/s; a fixed-rate one's, by p99 (they all reach the rate). */
+const median = (runs: Run[], by: 'mbPerSec' | 'p99Ms' = 'mbPerSec') => medianBy(runs, (r) => r.steady[by]);
 
-function section(rows: Rows): string {
+/** Records waiting on average (Little's law: mean latency x throughput). */
+const waiting = (r: Run) => (r.steady.avgLatencyMs / 1000) * r.steady.recordsPerSec;
+
+function section(
+  runs: Record<'batch' | 'none' | 'apache' | 'batch3' | 'none3', Run[]>,
+  paced: Record<'batchPaced' | 'apachePaced', Run[]>,
+): string {
   const ratio = (a: number, b: number) => `${fixed(a / b)}x`;
-  const line = (r: Row) =>
-    `| ${r.target} | ${int(r.produced.recordsPerSec)} | ${fixed(r.produced.mbPerSec)} | ${fixed(r.produced.avgLatencyMs, 1)} | ` +
-    `${r.produced.p50Ms} | ${r.produced.p99Ms} | ${r.produced.p999Ms} | ${fixed(r.produced.maxLatencyMs, 0)} |`;
-  const vs = (label: string, a: Row, b: Row) =>
-    `| **${label}** | | **${ratio(a.produced.mbPerSec, b.produced.mbPerSec)}** | ${ratio(a.produced.avgLatencyMs, b.produced.avgLatencyMs)} | | ` +
-    `**${ratio(a.produced.p99Ms, b.produced.p99Ms)}** | | |`;
-  const { apache, batch, none, batch3, none3, apachePaced, batchPaced } = rows;
-  const loads = Object.values(rows).map((r) => r.load);
+  const row = (label: string, rs: Run[], by: 'mbPerSec' | 'p99Ms' = 'mbPerSec') => {
+    const r = median(rs, by).steady;
+    return (
+      `| ${label} | ${rs.map((x) => fixed(x.steady.mbPerSec, 1)).join(' / ')} | ${int(r.recordsPerSec)} | ` +
+      `**${fixed(r.mbPerSec)}** | ${fixed(r.avgLatencyMs, 1)} | ${r.p50Ms} | ${r.p99Ms} | ${r.p999Ms} | ` +
+      `${fixed(r.maxLatencyMs, 0)} | ${rs.map((x) => fixed(x.whole.mbPerSec, 1)).join(' / ')} |`
+    );
+  };
+  /** Medians' ratio, and each round's own ratio (its two runs were taken one after the other). */
+  const vs = (label: string, a: Run[], b: Run[], by: 'mbPerSec' | 'p99Ms' = 'mbPerSec') => {
+    const [ma, mb] = [median(a, by).steady, median(b, by).steady];
+    const each = a.map((x, i) => ratio(x.steady[by], b[i]!.steady[by])).join(' / ');
+    return (
+      `| **${label}** | ${each} | | **${ratio(ma.mbPerSec, mb.mbPerSec)}** | ${ratio(ma.avgLatencyMs, mb.avgLatencyMs)} | | ` +
+      `**${ratio(ma.p99Ms, mb.p99Ms)}** | | | |`
+    );
+  };
+  const { batch, none, apache, batch3, none3 } = runs;
+  const { batchPaced, apachePaced } = paced;
+  const loads = [...Object.values(runs), ...Object.values(paced)].flat().map((r) => r.load);
   const cores = availableParallelism();
+  const reporting = returnsFreeMemoryToHost()
+    ? 'on (the VM returns freed memory to its host; see "Long write-heavy runs" below)'
+    : 'off';
   return `## Durability: fsync before every acknowledgement
 
-ProducerPerformance, ${int(RECORDS)} records of ${RECORD_SIZE} B, one producer, \`acks=all\` (Java defaults
-otherwise: idempotence on, batch.size 16384, linger.ms 5), one topic of ${PARTITIONS} partitions. Under
-\`--fsync batch\` the bundled broker acknowledges a batch only once its bytes are on disk (fdatasync by the
-group-commit flusher, one per dirty segment for everything written since the last round; on 3 nodes, once
-every in-sync replica has synced it). Apache Kafka ${KAFKA_VERSION} runs with
-\`log.flush.interval.messages=1\` (flush.messages=1: it flushes the log after every append). Each target
-starts empty, after \`sync\` (so no earlier run's dirty pages are written back during it). Goals (issue #18): batch at least 4x Apache Kafka's MB/s with at most a tenth of its p99, and
-durability costing under 25% of the throughput (batch / none at least 0.75x). Latencies in ms, as
-ProducerPerformance measures them.
+ProducerPerformance, one producer, ${RECORD_SIZE} B records, \`acks=all\` (Java defaults otherwise:
+idempotence on, batch.size 16384, linger.ms 5), one topic of ${PARTITIONS} partitions. Under \`--fsync batch\` the
+bundled broker acknowledges a batch only once it is on disk (each node's journal: one O_DIRECT, O_DSYNC
+write for everything appended since the last, across partitions and connections; on 3 nodes, once every
+in-sync replica has it). Apache Kafka ${KAFKA_VERSION} runs with \`log.flush.interval.messages=1\`
+(flush.messages=1: it flushes the log after every append). Each target starts empty, after \`sync\`.
 
-| target | rec/s | MB/s | avg | p50 | p99 | p99.9 | max |
-|---|---|---|---|---|---|---|---|
-${line(batch)}
-${line(apache)}
+Every figure is ProducerPerformance's steady state: each run leaves its first ${fixed(WARMUP_SHARE * 100, 0)}% of records out
+(\`--warmup-records\`), while the JVMs compile: in a 3-second run on this 2-core machine the producer's C2
+compiler alone used 4.5-6 s of CPU, so a short run measures the client's warm-up more than the broker.
+Runs: ${int(recordsFor({ kind: 'bundled', nodes: 1, fsync: 'batch' }))} records against one bundled node, ${int(recordsFor({ kind: 'bundled', nodes: 3, fsync: 'batch' }))} against 3, ${int(recordsFor({ kind: 'apache', flushEveryMessage: true }))} against
+Apache Kafka flushing every message (about the same time each). ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}: each runs every target once, one
+after the other, starting at a different one each round; a row is the target's median round (by MB/s),
+with every round's MB/s beside it, and the whole run's (warm-up included) at the end; at the fixed
+rate every round reaches the rate, so the median round is by p99. A ratio row divides the medians,
+with each round's own ratio beside it (of p99 at the fixed rate). Goals (issue #18): batch at least 4x
+Apache Kafka's MB/s with at most a tenth of its p99; durability costing under 25% of the throughput
+(batch / none at least 0.75x). Latencies in ms, as ProducerPerformance measures them.
+
+| target | MB/s by round | rec/s | MB/s | avg | p50 | p99 | p99.9 | max | whole-run MB/s |
+|---|---|---|---|---|---|---|---|---|---|
+${row(describe({ kind: 'bundled', nodes: 1, fsync: 'batch' }), batch)}
+${row(describe({ kind: 'apache', flushEveryMessage: true }), apache)}
 ${vs('ratio bundled batch / Apache Kafka flush.messages=1', batch, apache)}
-${line(none)}
+${row(describe({ kind: 'bundled', nodes: 1, fsync: 'none' }), none)}
 ${vs('ratio batch / none, one node', batch, none)}
-${line(batch3)}
-${line(none3)}
+${row(describe({ kind: 'bundled', nodes: 3, fsync: 'batch' }), batch3)}
+${row(describe({ kind: 'bundled', nodes: 3, fsync: 'none' }), none3)}
 ${vs('ratio batch / none, 3 nodes', batch3, none3)}
-${line(batchPaced)}
-${line(apachePaced)}
-${vs(`ratio at ${int(FIXED_RATE)} rec/s, bundled batch / Apache Kafka flush.messages=1`, batchPaced, apachePaced)}
+${row(`${describe({ kind: 'bundled', nodes: 1, fsync: 'batch' })} at ${int(FIXED_RATE)} rec/s`, batchPaced, 'p99Ms')}
+${row(`${describe({ kind: 'apache', flushEveryMessage: true })} at ${int(FIXED_RATE)} rec/s`, apachePaced, 'p99Ms')}
+${vs(`ratio at ${int(FIXED_RATE)} rec/s, bundled batch / Apache Kafka flush.messages=1`, batchPaced, apachePaced, 'p99Ms')}
 
-Run as fast as it can, ProducerPerformance keeps its buffer (buffer.memory, 32 MB) full, and a record's
-latency is mostly its wait in that queue: by Little's law the records waiting, mean latency times
-records/s, were ${int(waiting(batch))} for the bundled broker and ${int(waiting(apache))} for Apache Kafka (32 MB holds
-about 31,000 records of 1 KB). The unthrottled p99 ratio therefore follows the inverse of the
-throughput ratio, and a tenth of Kafka's p99 would take ten times its MB/s. The last three rows hold
-both brokers to the same ${int(FIXED_RATE)} records/s (${fixed((FIXED_RATE * RECORD_SIZE) / 1_048_576, 1)} MB/s, fewer than Kafka sustains here), where the
-queue stays short and the latency is the broker's: its wait for the disk. Their figures are
-ProducerPerformance's steady state: ${FIXED_RATE_SECONDS} s after ${FIXED_RATE_WARMUP_SECONDS} s of warm-up (\`--warmup-records\`), which it leaves out.
+Run as fast as it can, ProducerPerformance keeps its buffer (buffer.memory, 32 MB) full whenever the
+broker is what holds it back, and a record's latency is then mostly its wait in that queue: by Little's
+law the records waiting, mean latency times records/s, were ${int(waiting(median(batch)))} for the bundled broker under
+\`batch\` and ${int(waiting(median(apache)))} for Apache Kafka (32 MB holds about 31,000 records of 1 KB). The unthrottled
+p99 ratio therefore follows the inverse of the throughput ratio. The last three rows hold both brokers to
+the same ${int(FIXED_RATE)} records/s (${fixed((FIXED_RATE * RECORD_SIZE) / 1_048_576, 1)} MB/s, fewer than Kafka sustains here), where the queue stays short and
+the latency is the broker's: its wait for the disk (${FIXED_RATE_SECONDS} s after ${FIXED_RATE_WARMUP_SECONDS} s of warm-up).
 
-The 1-minute load average when each run started was ${fixed(Math.min(...loads), 1)} to ${fixed(Math.max(...loads), 1)} on ${cores} cores.`;
+The 1-minute load average when each run started was ${fixed(Math.min(...loads), 1)} to ${fixed(Math.max(...loads), 1)} on ${cores} cores; free page
+reporting was ${reporting}.`;
 }
 
 async function main(): Promise<void> {
   holdBenchSlot('npm run bench (durability)');
   if (!String(flags.only).split(',').includes('durability')) return;
   await ensureKafkaJars({ log });
-  // The fixed-rate pair first, on a machine not yet warm from the runs at full speed.
-  const batchPaced = await measure({ kind: 'bundled', nodes: 1, fsync: 'batch' }, FIXED_RATE);
-  const apachePaced = await measure({ kind: 'apache', flushEveryMessage: true }, FIXED_RATE);
-  const batch = await measure({ kind: 'bundled', nodes: 1, fsync: 'batch' });
-  const apache = await measure({ kind: 'apache', flushEveryMessage: true });
-  const none = await measure({ kind: 'bundled', nodes: 1, fsync: 'none' });
-  const batch3 = await measure({ kind: 'bundled', nodes: 3, fsync: 'batch' });
-  const none3 = await measure({ kind: 'bundled', nodes: 3, fsync: 'none' });
+  // The fixed-rate rounds first, on a machine not yet warm from the runs at full speed.
+  const paced = await rounds(
+    {
+      batchPaced: { kind: 'bundled', nodes: 1, fsync: 'batch' },
+      apachePaced: { kind: 'apache', flushEveryMessage: true },
+    },
+    FIXED_RATE,
+  );
+  const runs = await rounds({
+    batch: { kind: 'bundled', nodes: 1, fsync: 'batch' },
+    none: { kind: 'bundled', nodes: 1, fsync: 'none' },
+    apache: { kind: 'apache', flushEveryMessage: true },
+    batch3: { kind: 'bundled', nodes: 3, fsync: 'batch' },
+    none3: { kind: 'bundled', nodes: 3, fsync: 'none' },
+  });
   const doc = String(flags.doc);
-  replaceSection(doc, 'durability', section({ apache, batch, none, batch3, none3, apachePaced, batchPaced }));
+  replaceSection(doc, 'durability', section(runs, paced));
   log(`wrote ${doc}`);
 }
 

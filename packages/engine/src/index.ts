@@ -2,7 +2,7 @@ export { type Connection, createTopics, TopicExistsError } from './admin.js';
 export { API_NAMES, type ApiRange, fetchApiVersions, inferVersion } from './api-versions.js';
 export { AgentFleet, type AgentsSetup, agentShares, readTokenFile } from './drivers/agents.js';
 export type { LoadClients, LoadDriver } from './drivers/driver.js';
-export { captureEnvironment } from './environment.js';
+export { captureEnvironment, returnsFreeMemoryToHost } from './environment.js';
 export { hdrCompressedBase64, hdrIntervalLog, type LogInterval } from './hdr-log.js';
 export { type HistogramBuckets, LatencyHistogram } from './histogram.js';
 export { decodeHistogram, encodeHistogram } from './histogram-codec.js';
