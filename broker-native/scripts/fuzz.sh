@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Fuzzes the broker with AFL++ (cargo-afl, stable Rust): the request decoder,
-# the Produce path's record-batch validation, and segment recovery. See
-# fuzz/README.md.
+# the Produce path's record-batch validation, segment recovery and the
+# journal's replay. See fuzz/README.md.
 #
-#   scripts/fuzz.sh [--seconds N | --execs N] [--target decode|batch|recovery|all]
+#   scripts/fuzz.sh [--seconds N | --execs N] [--target decode|batch|recovery|journal|all]
 #                   [--timeout-ms MS] [--out DIR]
 #
-# --seconds: fuzzing time per target (default 20: about a minute for all
-# three); --execs: inputs per target instead (the long run: 10000000).
+# --seconds: fuzzing time per target (default 20: about a minute and a half
+# for all four); --execs: inputs per target instead (the long run: 10000000).
 # Exits 1 when any target crashed or hung (printing each input and the
 # command that replays it), 2 on a usage or setup error.
 set -euo pipefail
@@ -16,7 +16,7 @@ native="$(cd "$(dirname "$0")/.." && pwd)"
 fuzz="$native/fuzz"
 seconds=20
 execs=""
-targets=(decode batch recovery)
+targets=(decode batch recovery journal)
 timeout_ms=1000
 out=""
 
@@ -30,8 +30,8 @@ while [ $# -gt 0 ]; do
     --execs) execs="${2:?}"; shift 2 ;;
     --target)
       case "${2:-}" in
-        all) targets=(decode batch recovery) ;;
-        decode | batch | recovery) targets=("$2") ;;
+        all) targets=(decode batch recovery journal) ;;
+        decode | batch | recovery | journal) targets=("$2") ;;
         *) usage ;;
       esac
       shift 2 ;;

@@ -6,18 +6,20 @@
 pub mod batch;
 pub mod crc;
 pub mod decode;
+pub mod journal;
 pub mod partition;
 pub mod recovery;
 pub mod scratch;
 
-/// A target by its name on the command line (`decode`, `batch`, `recovery`).
+/// A target by its name on the command line (`decode`, `batch`, `recovery`, `journal`).
 pub fn target(name: &str) -> Option<fn(&[u8])> {
     match name {
         "decode" => Some(decode::run),
         "batch" => Some(batch::run),
         "recovery" => Some(recovery::run),
+        "journal" => Some(journal::run),
         _ => None,
     }
 }
 
-pub const TARGETS: [&str; 3] = ["decode", "batch", "recovery"];
+pub const TARGETS: [&str; 4] = ["decode", "batch", "recovery", "journal"];

@@ -7,6 +7,7 @@ use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 use kbench_broker_core::storage::batch::{BatchHeader, HEADER_SIZE};
+use kbench_broker_core::storage::journal::JournalKey;
 use kbench_broker_core::storage::shared::LogShared;
 use kbench_broker_core::storage::{LogConfig, Partition};
 use kbench_broker_core::topic_config::TopicConfig;
@@ -30,6 +31,10 @@ pub fn open(dir: &Path, clean_shutdown: bool, index_interval: u64) -> Result<Par
         Arc::new(RwLock::new(TopicConfig::default())),
         shared,
         clean_shutdown,
+        JournalKey {
+            topic_id: Default::default(),
+            partition: 0,
+        },
     )
 }
 

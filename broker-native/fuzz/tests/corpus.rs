@@ -35,3 +35,8 @@ fn batch_seeds_validate_or_fail_cleanly() {
 fn recovery_seeds_recover() {
     replay_corpus("recovery");
 }
+
+#[test]
+fn journal_seeds_replay() {
+    replay_corpus("journal");
+}

@@ -7,7 +7,8 @@
 //! - CORPUS/recovery/*: segments built by appending those records to a
 //!   partition with the broker's storage (crashed, cleanly shut down,
 //!   sealed, with a torn tail), and the segment files a real broker left
-//!   in BROKER_DATA_DIR.
+//!   in BROKER_DATA_DIR;
+//! - CORPUS/journal/*: journal files holding those records, whole and torn.
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::*;
@@ -16,7 +17,7 @@ use kbench_broker_core::apis::SupportedApis;
 use kbench_broker_core::codec::{decode_request, Request};
 use kbench_broker_core::storage::segment::{index_file_name, log_file_name, time_index_file_name};
 use kbench_broker_fuzz::recovery::{self, CLEAN_SHUTDOWN, INDEX_FILES, SEALED};
-use kbench_broker_fuzz::{batch, partition, scratch};
+use kbench_broker_fuzz::{batch, journal, partition, scratch};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -32,7 +33,7 @@ fn main() {
         std::process::exit(2);
     };
     let data_dir = args.next();
-    for target in ["decode", "batch", "recovery"] {
+    for target in ["decode", "batch", "recovery", "journal"] {
         std::fs::create_dir_all(corpus.join(target)).expect("creating the corpus folders");
     }
     let synthetic = write_synthetic(&corpus.join("decode"));
@@ -47,14 +48,19 @@ fn main() {
         batch_seeds += usize::from(write_seed(&corpus.join("batch"), name, &seed));
     }
     let mut recovery_seeds = 0;
+    let mut journal_seeds = 0;
     for (client, records) in by_client(&produced) {
         recovery_seeds += built_segments(&corpus.join("recovery"), &client, &records);
+        for (n, seed) in journal::seeds(&records).iter().enumerate() {
+            let name = format!("{client}-{n}");
+            journal_seeds += usize::from(write_seed(&corpus.join("journal"), &name, seed));
+        }
     }
     if let Some(data_dir) = data_dir {
         recovery_seeds += broker_segments(&corpus.join("recovery"), &data_dir);
     }
     println!(
-        "seeds: {synthetic} synthetic requests, {batch_seeds} record payloads, {recovery_seeds} segments"
+        "seeds: {synthetic} synthetic requests, {batch_seeds} record payloads, {recovery_seeds} segments, {journal_seeds} journal files"
     );
 }
 

@@ -31,7 +31,7 @@ impl AlignedBuf {
         self.len == 0
     }
 
-    fn capacity(&self) -> usize {
+    pub fn capacity(&self) -> usize {
         self.raw.len() - self.start
     }
 

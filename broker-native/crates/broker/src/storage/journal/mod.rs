@@ -58,6 +58,10 @@ pub const JOURNAL_DIR: &str = "__journal";
 /// spares).
 pub const DEFAULT_FILE_BYTES: u64 = 32 << 20;
 
+/// Chunk buffers kept for later rounds, and the largest kept.
+const KEPT_BUFFERS: usize = 4;
+const KEPT_BUFFER_BYTES: usize = 8 << 20;
+
 /// What a journal round makes durable before its own write.
 pub type MetadataSync = Box<dyn Fn() -> Result<()> + Send + Sync>;
 
@@ -405,10 +409,14 @@ impl Journal {
         }
         let mut state = self.lock();
         state.done = round;
-        state.free.extend(chunks.into_iter().map(|mut c| {
-            c.bytes.clear();
-            c.bytes
-        }));
+        // Buffers are kept for the next rounds, but not one that a huge
+        // append grew, and not more than a few.
+        for mut chunk in chunks {
+            if chunk.bytes.capacity() <= KEPT_BUFFER_BYTES && state.free.len() < KEPT_BUFFERS {
+                chunk.bytes.clear();
+                state.free.push(chunk.bytes);
+            }
+        }
         drop(state);
         self.written.notify_all();
     }
