@@ -61,9 +61,9 @@ export const brokerNodeSampleSchema = z.object({
   /** Bytes of requests received / responses sent, per second. */
   bytesInPerSec: z.number(),
   bytesOutPerSec: z.number(),
-  /** fsyncs of log segments in the interval. */
+  /** Durable writes of the log in the interval: journal writes under fsync batch, segment fdatasyncs otherwise. */
   fsyncs: z.number().optional(),
-  /** Mean fsync latency in the interval (null without fsyncs). */
+  /** Their mean latency in the interval (null without any). */
   fsyncMeanMs: z.number().nullable().optional(),
   /** The slowest fsync since the node started (the broker keeps a running maximum). */
   fsyncMaxMs: z.number().optional(),

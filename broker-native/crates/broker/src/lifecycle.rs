@@ -177,7 +177,13 @@ impl BrokerHandle {
             if self.owns_groups {
                 self.broker.groups.shutdown();
             }
-            self.broker.log.flush()?;
+            let log = &self.broker.log;
+            let flushed = crate::blocking::off_worker(|| {
+                let flushed = log.flush();
+                log.halt_journal();
+                flushed
+            });
+            flushed?;
             self.broker.log.close_files();
         }
         Ok(())
@@ -188,6 +194,7 @@ impl BrokerHandle {
     /// and no clean-shutdown mark is left, so the next start recovers.
     pub async fn kill(&self) {
         self.halt().await;
+        crate::blocking::off_worker(|| self.broker.log.halt_journal());
         self.broker.log.close_files();
     }
 

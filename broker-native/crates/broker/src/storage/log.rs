@@ -314,6 +314,14 @@ impl Log {
         Ok(())
     }
 
+    /// Stops the journal as a crash would (see `Journal::halt`), after a
+    /// node's kill or its stop.
+    pub fn halt_journal(&self) {
+        if let Some(journal) = self.shared.journal.get() {
+            journal.halt();
+        }
+    }
+
     /// The log's journal (tests that stall or fail its writes).
     #[cfg(test)]
     pub(crate) fn journal_for_tests(&self) -> &std::sync::Arc<Journal> {

@@ -489,6 +489,36 @@ impl Journal {
         self.check()
     }
 
+    /// Stops the journal as a crash would, short of losing the page cache:
+    /// it takes no more records (appends fail), the round being written
+    /// finishes, what was not yet taken is dropped (its appends fail), and
+    /// nothing more is retired. The files stay as they are, for the next
+    /// open of the data directory to replay: a node killed and started
+    /// again in this process must not find this journal still writing or
+    /// retiring there.
+    pub fn halt(&self) {
+        let mut state = self.lock();
+        state
+            .failed
+            .get_or_insert_with(|| "the log was stopped".to_string());
+        while state.done < state.taken {
+            state = self.written.wait(state).expect("journal lock");
+        }
+        state.chunks.clear();
+        let waiters = std::mem::take(&mut state.waiters);
+        let threads = state.threads.clone();
+        drop(state);
+        for waiter in waiters {
+            waiter.partition.journal_failed("the log was stopped");
+        }
+        if let Some(threads) = threads {
+            let (tx, rx) = mpsc::channel();
+            if threads.send(Retiring::Stop(tx)).is_ok() {
+                let _ = rx.recv();
+            }
+        }
+    }
+
     /// Blocks every journal write while the guard lives (tests of what
     /// waits for durability).
     #[cfg(test)]

@@ -21,6 +21,8 @@ pub(super) enum Retiring {
     },
     /// Answer once everything sent before is retired.
     Barrier(mpsc::Sender<()>),
+    /// Retire nothing more (the log was stopped as a crash stops it); answer.
+    Stop(mpsc::Sender<()>),
 }
 
 /// The retiring thread: syncs a full file's segments, then retires it, in
@@ -39,6 +41,10 @@ impl Retirer {
         while let Ok(message) = retiring.recv() {
             match message {
                 Retiring::Barrier(done) => {
+                    let _ = done.send(());
+                }
+                Retiring::Stop(done) => {
+                    stopped = true;
                     let _ = done.send(());
                 }
                 // After a failure the files stay, for the next open to replay.

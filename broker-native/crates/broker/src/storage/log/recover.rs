@@ -306,6 +306,34 @@ mod tests {
     }
 
     #[test]
+    fn a_killed_log_leaves_its_journal_to_the_next_open_even_while_it_lingers() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = Log::open(dir.path(), config(1 << 30, 64 << 10)).unwrap();
+        old.create_topic("t", 1, false).unwrap();
+        append(&old, 0, 40, 0);
+        let before = contents(&old.partition("t", 0).unwrap());
+        // A node killed in this process: its log may outlive the kill (a
+        // task still holds it) while the node starts again on its directory.
+        old.halt_journal();
+        let err = old
+            .partition("t", 0)
+            .unwrap()
+            .append(&batch_at(1, 10, 0))
+            .unwrap_err();
+        assert!(err.to_string().contains("the log was stopped"), "{err}");
+        let again = Log::open(dir.path(), config(1 << 30, 64 << 10)).unwrap();
+        assert!(again.recovery().replayed.records > 0);
+        let partition = again.partition("t", 0).unwrap();
+        assert_eq!(contents(&partition), before);
+        append(&again, 0, 40, 100);
+        again.journal_for_tests().settle();
+        drop(old);
+        drop(again);
+        let last = Log::open(dir.path(), config(1 << 30, 64 << 10)).unwrap();
+        assert_eq!(contents(&last.partition("t", 0).unwrap()).len(), 80);
+    }
+
+    #[test]
     fn records_of_a_deleted_topic_never_reach_the_new_topic_of_its_name() {
         let dir = tempfile::tempdir().unwrap();
         let after;
