@@ -123,7 +123,7 @@ Options of broker:
   --port P                node i listens on P + i - 1 (default 9092)
   --data-dir DIR          where the log lives (default $KBENCH_HOME/broker)
   --nodes N               1 to 5 nodes replicating among themselves (default 1)
-  --fsync F               none (page cache, Kafka's default), batch (fdatasync before each ack),
+  --fsync F               none (page cache, Kafka's default), batch (on disk before each ack),
                           interval:<ms>
   --processes             each node in its own OS process (so a signal can kill one)
   --no-auto-create-topics do not create a topic a client asks for (created on first use by default)

@@ -1,6 +1,9 @@
 //! Thin napi-rs binding over `kbench-broker-core` and `kbench-loadgen`: convert at the edge,
 //! call the core, no broker logic here.
 
+// napi-derive registers the exports only outside `cargo test`, where they read as unused.
+#![cfg_attr(test, allow(dead_code))]
+
 mod agent;
 mod cluster;
 mod loadgen;
