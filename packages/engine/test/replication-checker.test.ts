@@ -4,8 +4,8 @@
 // everything is read back: every acknowledged record must be there, exactly once, and in the order it
 // was acknowledged within its partition. The second case does the same with fsync per batch.
 // A kill -9 leaves the page cache alone, so these cases check that no acknowledged record is lost by the
-// processes, not that it had reached the disk. That rule (acks=1 after the leader's fdatasync, acks=all and
-// the high watermark after every in-sync replica's) is checked on the running binary by
+// processes, not that it had reached the disk. That rule (acks=1 once the leader's journal has the batch on
+// disk, acks=all and the high watermark once every in-sync replica's has) is checked on the running binary by
 // broker-native/test/durable-ack.test.ts, from an strace of its writes, fdatasyncs and responses (single
 // node and a 3-process cluster), and its bookkeeping by kbench-broker-core's unit tests
 // (storage/partition/durability.rs, cluster/replica.rs).
