@@ -17,7 +17,7 @@ import {
 import { bundledBrokerBinary, startBundledBroker } from '@kbench/broker-launcher';
 import { BENCHMARKS_DOC, fixed, int, replaceSection } from './doc.js';
 import { describeMachine } from './machine.js';
-import { inRounds, medianBy } from './rounds.js';
+import { inRounds, medianBy, WARMUP_SHARE } from './rounds.js';
 import { holdBenchSlot } from './slot.js';
 import { createTopic } from './topics.js';
 
@@ -38,7 +38,6 @@ const only = new Set(flags.only.split(','));
 /** Rounds of the throughput and replication comparisons; each table row is the target's median round. */
 const ROUNDS = Number(process.env.KBENCH_BENCH_ROUNDS ?? 3);
 /** The share of a run's records ProducerPerformance leaves out as warm-up (--warmup-records). */
-const WARMUP_SHARE = 0.2;
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 interface Target {
@@ -117,14 +116,6 @@ interface ThroughputRow {
   consumed: number;
 }
 
-/** ProducerPerformance's result with its steady state, which a run with --warmup-records must print. */
-function steadyOf(produced: ProducerPerformanceResult): ProducerPerformanceSummary {
-  if (produced.steadyState === undefined) {
-    throw new Error('ProducerPerformance printed no steady-state line after --warmup-records');
-  }
-  return produced.steadyState;
-}
-
 /** Each round's ratio of `value` between the two targets' runs of that round. */
 function perRound<T>(a: T[], b: T[], value: (item: T) => number): string {
   return a.map((x, i) => `${fixed(value(x) / value(b[i]!))}x`).join(' / ');
@@ -143,7 +134,7 @@ async function throughputRun(kind: 'bundled' | 'apache', records: number): Promi
       producerProps: { acks: 1 },
       timeoutMs: 30 * 60_000,
     });
-    const steady = steadyOf(produced);
+    const steady = produced.steadyState;
     log(`  produced ${int(steady.recordsPerSec)} rec/s in steady state; consuming`);
     const consumed = await consumerPerformance({
       bootstrap: target.bootstrap,
@@ -214,7 +205,7 @@ async function replicatedRun(target: Target, records: number): Promise<Replicati
     producerProps: { acks: 'all' },
     timeoutMs: 30 * 60_000,
   });
-  const steady = steadyOf(produced);
+  const steady = produced.steadyState;
   log(`  ${int(steady.recordsPerSec)} rec/s in steady state, p99 ${steady.p99Ms} ms`);
   return { target: target.name, produced, steady };
 }

@@ -2,6 +2,12 @@
 // one (so no target always runs first, on a machine still quiet, or last, on one warm from the others),
 // and a target's figure taken from its median round.
 
+/**
+ * The share of a ProducerPerformance run's records left out as warm-up (`--warmup-records`): its
+ * figures are the steady state after it, not the JVMs compiling.
+ */
+export const WARMUP_SHARE = 0.2;
+
 /** `items` turned left by `by`: round r starts one further along than round r - 1. */
 export function rotate<T>(items: T[], by: number): T[] {
   const k = by % items.length;

@@ -27,7 +27,16 @@ export interface ProducerPerformanceResult extends ProducerPerformanceSummary {
   tool: KafkaToolResult;
 }
 
-/** Runs org.apache.kafka.tools.ProducerPerformance; throws unless it exits 0 and prints its final summary. */
+/**
+ * Runs org.apache.kafka.tools.ProducerPerformance; throws unless it exits 0 and prints its final summary
+ * (and, given `warmupRecords`, its steady-state summary too).
+ */
+export async function producerPerformance(
+  options: ProducerPerformanceOptions & { warmupRecords: number },
+): Promise<ProducerPerformanceResult & { steadyState: ProducerPerformanceSummary }>;
+export async function producerPerformance(
+  options: ProducerPerformanceOptions,
+): Promise<ProducerPerformanceResult>;
 export async function producerPerformance(
   options: ProducerPerformanceOptions,
 ): Promise<ProducerPerformanceResult> {
@@ -51,6 +60,12 @@ export async function producerPerformance(
   });
   const summary = parseProducerPerformance(tool.stdout);
   if (tool.exitCode !== 0 || summary === undefined) throw toolError('ProducerPerformance', tool);
+  if (options.warmupRecords !== undefined && summary.steadyState === undefined) {
+    throw toolError(
+      `ProducerPerformance (no steady-state line after --warmup-records ${options.warmupRecords})`,
+      tool,
+    );
+  }
   return { ...summary, tool };
 }
 
