@@ -140,7 +140,10 @@ export interface ApacheKafka {
   kill(id: number): Promise<void>;
   /** SIGSTOP to node `id`'s process group, SIGCONT after `ms`; returns at once. */
   pause(id: number, ms: number): Promise<void>;
-  /** Starts node `id` again on its ports and data (killing it first if it runs); resolves once it answers. */
+  /**
+   * Starts node `id` again on its ports and data (killing it first if it runs); resolves once it
+   * answers. While an earlier restart of the node is still starting it, this one waits for it first.
+   */
   restart(id: number): Promise<void>;
   /** True while node `id`'s JVM runs (paused included). */
   running(id: number): boolean;
@@ -421,6 +424,8 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
 
   const started: RunningNode[] = [];
   const pauses = new Set<NodeJS.Timeout>();
+  /** A restart of node index i that has not answered yet. */
+  const restarting = new Map<number, Promise<void>>();
   const stop = async (graceMs = 10_000): Promise<void> => {
     for (const timer of pauses) clearTimeout(timer);
     pauses.clear();
@@ -476,15 +481,28 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
     },
     restart: async (id) => {
       const i = nodeIndex(id);
-      await (started[i] as RunningNode).kill();
-      const node = await launch(layout[i] as NodeLayout, jvmArgsOf(layout[i] as NodeLayout), logLevel);
-      started[i] = node;
-      nodes[i] = node.info;
+      // A restart of a node still starting from an earlier restart waits for that start to end first:
+      // killing a JVM mid-start would fail the earlier restart (a fresh-clone CI run saw a rolling
+      // restart kill a node whose restart 22 s before had not answered yet on a loaded machine).
+      const earlier = restarting.get(i);
+      const start = (async () => {
+        await earlier?.catch(() => undefined);
+        await (started[i] as RunningNode).kill();
+        const node = await launch(layout[i] as NodeLayout, jvmArgsOf(layout[i] as NodeLayout), logLevel);
+        started[i] = node;
+        nodes[i] = node.info;
+        try {
+          await node.ready(Date.now() + (options.startTimeoutMs ?? 90_000));
+        } catch (err) {
+          await node.stop(0);
+          throw err;
+        }
+      })();
+      restarting.set(i, start);
       try {
-        await node.ready(Date.now() + (options.startTimeoutMs ?? 90_000));
-      } catch (err) {
-        await node.stop(0);
-        throw err;
+        await start;
+      } finally {
+        if (restarting.get(i) === start) restarting.delete(i);
       }
     },
     running: (id) => (started[nodeIndex(id)] as RunningNode).running(),

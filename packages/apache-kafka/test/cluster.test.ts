@@ -82,6 +82,18 @@ describe('a three-node Apache Kafka cluster', () => {
     expect(isr).toEqual([3, 3, 3]);
   });
 
+  it('a restart of a node its earlier restart is still starting waits for that start: both succeed', async () => {
+    // Without the wait the second kills the JVM the first is starting, and the first fails with
+    // "exited during startup (SIGKILL)", as a rolling restart once did to a restarted leader in CI.
+    const first = kafka.restart(3);
+    const second = kafka.restart(3);
+    await expect(Promise.all([first, second])).resolves.toEqual([undefined, undefined]);
+    expect(kafka.running(3)).toBe(true);
+    const node = kafka.nodes[2];
+    expect(node?.id).toBe(3);
+    expect(await metadataBrokerIds('127.0.0.1', node?.port ?? 0)).not.toBeNull();
+  });
+
   it('stop() ends every JVM', async () => {
     await kafka.stop();
     for (const node of kafka.nodes) expect(() => process.kill(node.pid, 0)).toThrow(/ESRCH/);
