@@ -41,6 +41,28 @@ const USAGE: &str = "usage: kbench-broker --port PORT --data-dir DIR [--host HOS
        [--sasl plain|scram-sha-256|scram-sha-512[,...] --user NAME:PASSWORD...]
        [--metrics HOST:PORT]";
 
+/// `--help`: the usage, then what the flags do (docs/broker.md has the rest).
+const HELP: &str = "
+Runs the bundled Kafka-wire broker until SIGINT or SIGTERM. Once listening it prints one line per
+node, `node <id> <host>:<port> pid <pid>` (then `metrics <host>:<port>` with --metrics).
+
+  --port PORT            client listener (0: any free port); node i of --nodes N listens on PORT+i-1
+  --data-dir DIR         where the log lives (DIR/node-i for each node of --nodes N)
+  --host HOST            address to bind and advertise (default 127.0.0.1)
+  --fsync POLICY         none (page cache, the default), batch (on disk before each ack: one
+                         journal write for everything appended meanwhile), interval:<ms>
+  --nodes N              a cluster of N nodes in this process
+  --cluster-dir DIR      this process is node --node-id of a cluster whose nodes share DIR
+  --no-auto-create-topics  a topic a Metadata request names is not created on first use
+  --tls-cert/--tls-key/--tls-ca, --sasl, --user   TLS and SASL on the client listener
+  --metrics HOST:PORT    Prometheus text at GET /metrics (off by default)
+  limits: --max-frame-bytes, --max-connections, --max-connections-per-ip,
+          --connections-max-idle-ms, --frame-timeout-ms, --queued-max-request-bytes,
+          --max-partitions-per-topic, --max-partitions
+
+Exit status: 0 after a clean shutdown, 1 when it cannot serve, 2 on a usage error.
+Environment: KBENCH_LOG=error|warn|info|debug|trace (default warn), logs to stderr.";
+
 #[derive(Debug)]
 struct Options {
     config: BrokerConfig,
@@ -196,6 +218,14 @@ fn metrics_address(value: &str) -> Result<String, String> {
 }
 
 fn main() -> ExitCode {
+    if std::env::args()
+        .skip(1)
+        .any(|arg| arg == "--help" || arg == "-h")
+    {
+        // Into a pipe that closed early (`| head`), not a panic.
+        let _ = writeln!(std::io::stdout(), "{USAGE}\n{HELP}");
+        return ExitCode::SUCCESS;
+    }
     let options = match parse_args(std::env::args().skip(1)) {
         Ok(options) => options,
         Err(message) => {
