@@ -37,7 +37,6 @@ const { values: flags } = parseArgs({
 const only = new Set(flags.only.split(','));
 /** Rounds of the throughput and replication comparisons; each table row is the target's median round. */
 const ROUNDS = Number(process.env.KBENCH_BENCH_ROUNDS ?? 3);
-/** The share of a run's records ProducerPerformance leaves out as warm-up (--warmup-records). */
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 interface Target {

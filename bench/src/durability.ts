@@ -35,7 +35,6 @@ const { values: flags } = parseArgs({
 const ONE_NODE_RECORDS = Number(process.env.KBENCH_BENCH_DURABILITY_RECORDS ?? 2_500_000);
 /** Rounds of every run; the tables give each target's median round. */
 const ROUNDS = Number(process.env.KBENCH_BENCH_DURABILITY_ROUNDS ?? 3);
-/** The share of a run's records left out as warm-up (the JVMs compile while they go). */
 const RECORD_SIZE = 1024;
 const PARTITIONS = 6;
 /** The fixed rate of the latency rows: well under what Apache Kafka with flush.messages=1 sustains here. */
