@@ -16,7 +16,10 @@ export default defineConfig({
   timeout: 180_000,
   expect: { timeout: 30_000 },
   reporter: [['list']],
-  outputDir: './test-results',
+  // Groups of specs side by side (scripts/test.mjs) each keep their own results.
+  outputDir: process.env.KBENCH_E2E_GROUP
+    ? `./test-results-${process.env.KBENCH_E2E_GROUP}`
+    : './test-results',
   use: {
     baseURL: `http://127.0.0.1:${PORT}`,
     viewport: { width: 1400, height: 1000 },
