@@ -48,6 +48,8 @@ interface Slot {
   id: number;
   port: number;
   child: ChildProcess | null;
+  /** The restart under way, if any: a later restart of the node waits for it. */
+  restarting: Promise<void> | null;
 }
 
 /** Starts `nodes` kbench-broker processes sharing `<dataDir>/cluster`; node i keeps its data in `<dataDir>/node-i`. */
@@ -101,7 +103,12 @@ export async function startBundledCluster(options: BundledClusterOptions): Promi
 
   try {
     for (let id = 1; id <= options.nodes; id++) {
-      const slot: Slot = { id, port: options.basePort ? options.basePort + id - 1 : 0, child: null };
+      const slot: Slot = {
+        id,
+        port: options.basePort ? options.basePort + id - 1 : 0,
+        child: null,
+        restarting: null,
+      };
       slots.push(slot);
       await launch(slot);
     }
@@ -135,8 +142,22 @@ export async function startBundledCluster(options: BundledClusterOptions): Promi
       child.kill('SIGCONT');
     },
     async restart(id) {
-      await kill(id);
-      await launch(slot(id));
+      // Two restarts of one node take turns. Otherwise the second would find no process to kill
+      // while the first is still starting its own, and start a second process on the same port
+      // and data directory.
+      const s = slot(id);
+      const earlier = s.restarting;
+      const mine = (async () => {
+        await earlier?.catch(() => undefined);
+        await kill(id);
+        await launch(s);
+      })();
+      s.restarting = mine;
+      try {
+        await mine;
+      } finally {
+        if (s.restarting === mine) s.restarting = null;
+      }
     },
     async stop(graceMs = 5000) {
       await Promise.all(

@@ -77,6 +77,29 @@ it('startBundledCluster runs one process per node; kill, restart and stop act on
   expect(running(restarted!.pid!)).toBe(false);
 });
 
+it('startBundledCluster: two restarts of one node at once take turns, leaving one process for it', async () => {
+  const cluster = await startBundledCluster({ dataDir: tempDir(), nodes: 2 });
+  stops.push(() => cluster.stop());
+  const before = cluster.nodes()[1];
+  const pids: number[] = [];
+  const note = () => {
+    const pid = cluster.nodes()[1]?.pid;
+    if (pid) pids.push(pid);
+  };
+  await Promise.all([cluster.restart(2).then(note), cluster.restart(2).then(note)]);
+  // Each restart started a process of its own, one after the other: the first is gone, the second
+  // serves on the node's port.
+  expect(pids).toHaveLength(2);
+  expect(pids[0]).not.toBe(pids[1]);
+  expect(running(pids[0] as number)).toBe(false);
+  const after = cluster.nodes()[1];
+  expect(after?.pid).toBe(pids[1]);
+  expect(after?.port).toBe(before?.port);
+  expect(running(after?.pid as number)).toBe(true);
+  expect(running(before?.pid as number)).toBe(false);
+  expect(await acceptsConnections(after?.port as number)).toBe(true);
+});
+
 it('startBundledCluster refuses a node count outside 1..5 before it starts anything', async () => {
   await expect(startBundledCluster({ dataDir: tempDir(), nodes: 6 })).rejects.toThrow(
     'nodes must be an integer from 1 to 5 (got 6)',
