@@ -716,7 +716,9 @@ mod tests {
             .map(|(_, path)| std::fs::metadata(path).unwrap().len())
             .collect();
         assert!(sizes.iter().any(|&len| len > 300 << 10), "{sizes:?}");
-        let replay = Replay::read(dir.path()).unwrap();
-        assert_eq!(replay.entries().count(), 1);
+        let replay = Replay::open(dir.path()).unwrap();
+        let mut entries = 0;
+        replay.for_each(|_| entries += 1).unwrap();
+        assert_eq!(entries, 1);
     }
 }

@@ -9,25 +9,29 @@ use super::JOURNAL_DIR;
 use crate::error::Result;
 use std::path::{Path, PathBuf};
 
-/// The journal files found at open, read.
+/// The journal files found at open.
 #[derive(Debug)]
 pub struct Replay {
     dir: PathBuf,
-    /// Every `<seq>.journal` file there, oldest first.
-    seqs: Vec<u64>,
-    /// The bytes of those that may hold records to replay: the oldest and
-    /// each next one in sequence with its header (`entries` stops after the
-    /// first that does not end with a roll record).
-    files: Vec<(u64, Vec<u8>)>,
+    /// Every `<seq>.journal` file there, oldest first, with its path.
+    journals: Vec<(u64, PathBuf)>,
 }
 
 impl Replay {
-    pub fn read(data_dir: &Path) -> Result<Replay> {
+    pub fn open(data_dir: &Path) -> Result<Replay> {
         let dir = data_dir.join(JOURNAL_DIR);
-        let listing = files::list(&dir)?;
-        let mut files = Vec::new();
+        let journals = files::list(&dir)?.journals;
+        Ok(Replay { dir, journals })
+    }
+
+    /// Hands over every record, oldest first. Files are read one at a
+    /// time, each decoded once; the next is read only where this one ends
+    /// with a roll record, follows it in sequence and carries its own
+    /// header. So at most one file is in memory, and none that holds
+    /// nothing acknowledged is read at all.
+    pub fn for_each(&self, mut f: impl FnMut(&Entry<'_>)) -> Result<()> {
         let mut expected = None;
-        for (seq, path) in &listing.journals {
+        for (seq, path) in &self.journals {
             if expected.is_some_and(|e| e != *seq) {
                 break;
             }
@@ -35,43 +39,23 @@ impl Replay {
             if record::header_seq(&bytes) != Some(*seq) {
                 break;
             }
-            files.push((*seq, bytes));
+            let decoded = record::decode(&bytes, *seq);
+            for entry in &decoded.entries {
+                f(entry);
+            }
+            if !decoded.rolled {
+                break;
+            }
             expected = Some(seq + 1);
         }
-        Ok(Replay {
-            dir,
-            seqs: listing.journals.iter().map(|(seq, _)| *seq).collect(),
-            files,
-        })
-    }
-
-    /// Whether there is anything to replay.
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
-    }
-
-    /// Every record, oldest first: each file decoded once, and the next
-    /// one only where this one ends with a roll record.
-    pub fn entries(&self) -> impl Iterator<Item = Entry<'_>> {
-        let mut rolled = true;
-        self.files
-            .iter()
-            .map_while(move |(seq, bytes)| {
-                if !rolled {
-                    return None;
-                }
-                let decoded = record::decode(bytes, *seq);
-                rolled = decoded.rolled;
-                Some(decoded.entries)
-            })
-            .flatten()
+        Ok(())
     }
 
     /// Retires every journal file (call it once what was replayed is in
     /// synced segments): a few stay as spares, the rest go.
     pub fn finish(self) -> Result<()> {
         let mut spares = files::list(&self.dir)?.spares;
-        for seq in self.seqs {
+        for (seq, _) in self.journals {
             files::retire(&self.dir, seq, &mut spares)?;
         }
         Ok(())
@@ -101,13 +85,16 @@ mod tests {
     }
 
     fn offsets(replay: &Replay) -> Vec<i64> {
+        let mut out = Vec::new();
         replay
-            .entries()
-            .map(|entry| match entry {
-                Entry::Append { base_offset, .. } => base_offset,
-                Entry::Truncate { offset, .. } => offset,
+            .for_each(|entry| {
+                out.push(match entry {
+                    Entry::Append { base_offset, .. } => *base_offset,
+                    Entry::Truncate { offset, .. } => *offset,
+                })
             })
-            .collect()
+            .unwrap();
+        out
     }
 
     #[test]
@@ -119,9 +106,21 @@ mod tests {
         write(&dir, 6, false);
         // A file after one that never rolled holds nothing acknowledged.
         write(&dir, 7, true);
-        assert_eq!(offsets(&Replay::read(data.path()).unwrap()), vec![50, 60]);
+        assert_eq!(offsets(&Replay::open(data.path()).unwrap()), vec![50, 60]);
         // A gap in the sequence ends the chain too.
         std::fs::remove_file(dir.join(files::journal_name(6))).unwrap();
-        assert_eq!(offsets(&Replay::read(data.path()).unwrap()), vec![50]);
+        assert_eq!(offsets(&Replay::open(data.path()).unwrap()), vec![50]);
+    }
+
+    #[test]
+    fn a_file_after_one_that_never_rolled_is_not_read() {
+        let data = tempfile::tempdir().unwrap();
+        let dir = data.path().join(JOURNAL_DIR);
+        std::fs::create_dir_all(&dir).unwrap();
+        write(&dir, 5, true);
+        write(&dir, 6, false);
+        // Reading this one would fail (it is a directory): it must not be read.
+        std::fs::create_dir(dir.join(files::journal_name(7))).unwrap();
+        assert_eq!(offsets(&Replay::open(data.path()).unwrap()), vec![50, 60]);
     }
 }

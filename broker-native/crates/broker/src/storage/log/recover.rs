@@ -51,11 +51,11 @@ pub(super) fn replay_journal(
     topics: &HashMap<String, Arc<Topic>>,
     ids: &HashMap<Uuid, String>,
 ) -> Result<JournalReplayReport> {
-    let replay = Replay::read(dir)?;
+    let replay = Replay::open(dir)?;
     let mut report = JournalReplayReport::default();
     let mut progress: HashMap<JournalKey, Option<Progress>> = HashMap::new();
-    for entry in replay.entries() {
-        let key = match &entry {
+    replay.for_each(|entry| {
+        let key = match entry {
             Entry::Append { key, .. } | Entry::Truncate { key, .. } => *key,
         };
         let slot = progress.entry(key).or_insert_with(|| {
@@ -70,9 +70,9 @@ pub(super) fn replay_journal(
             })
         });
         let Some(p) = slot.as_mut().filter(|p| !p.stopped) else {
-            continue;
+            return;
         };
-        match apply(p, &entry) {
+        match apply(p, entry) {
             Ok(true) => report.records += 1,
             Ok(false) => {}
             Err(e) => {
@@ -81,7 +81,7 @@ pub(super) fn replay_journal(
                 report.stopped += 1;
             }
         }
-    }
+    })?;
     let replayed: Vec<&Progress> = progress.values().flatten().filter(|p| p.started).collect();
     for p in &replayed {
         p.partition.flush()?;
