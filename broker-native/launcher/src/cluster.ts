@@ -123,12 +123,18 @@ export async function startBundledCluster(options: BundledClusterOptions): Promi
     if (!found) throw new Error(`no node ${id} (nodes are 1..${slots.length})`);
     return found;
   };
-  const kill = async (id: number) => {
+  const killNow = async (id: number) => {
     const child = slot(id).child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
     child.kill('SIGKILL');
     await exited;
+  };
+  // A kill of a node that a restart is still starting waits for that start, and kills what it
+  // started: the starting process is not the node's yet, so killing at once would kill nothing.
+  const kill = async (id: number) => {
+    await slot(id).restarting?.catch(() => undefined);
+    await killNow(id);
   };
   return {
     bootstrap: slots.map((s) => `127.0.0.1:${s.port}`).join(','),
@@ -149,7 +155,7 @@ export async function startBundledCluster(options: BundledClusterOptions): Promi
       const earlier = s.restarting;
       const mine = (async () => {
         await earlier?.catch(() => undefined);
-        await kill(id);
+        await killNow(id);
         await launch(s);
       })();
       s.restarting = mine;

@@ -100,6 +100,26 @@ it('startBundledCluster: two restarts of one node at once take turns, leaving on
   expect(await acceptsConnections(after?.port as number)).toBe(true);
 });
 
+it('startBundledCluster: a kill while a restart is starting the node waits for it, then kills the node', async () => {
+  const cluster = await startBundledCluster({ dataDir: tempDir(), nodes: 2 });
+  stops.push(() => cluster.stop());
+  const before = cluster.nodes()[1];
+  const restarted = cluster.restart(2);
+  let startedPid: number | null | undefined;
+  await Promise.all([
+    restarted.then(() => {
+      startedPid = cluster.nodes()[1]?.pid;
+    }),
+    cluster.kill(2),
+  ]);
+  // The restart started a process, and the kill then killed it: the node is down, as the kill says.
+  expect(startedPid).toBeGreaterThan(0);
+  expect(startedPid).not.toBe(before?.pid);
+  expect(running(startedPid as number)).toBe(false);
+  expect(cluster.nodes()[1]?.pid).toBeNull();
+  expect(await acceptsConnections(before?.port as number)).toBe(false);
+});
+
 it('startBundledCluster refuses a node count outside 1..5 before it starts anything', async () => {
   await expect(startBundledCluster({ dataDir: tempDir(), nodes: 6 })).rejects.toThrow(
     'nodes must be an integer from 1 to 5 (got 6)',
