@@ -166,6 +166,8 @@ export async function startBundledCluster(options: BundledClusterOptions): Promi
       }
     },
     async stop(graceMs = 5000) {
+      // A process a restart is still starting is not in its slot yet: let it start, then stop it.
+      await Promise.all(slots.map((s) => s.restarting?.catch(() => undefined)));
       await Promise.all(
         slots.map(async (s) => {
           const child = s.child;

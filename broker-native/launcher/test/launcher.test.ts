@@ -120,6 +120,17 @@ it('startBundledCluster: a kill while a restart is starting the node waits for i
   expect(await acceptsConnections(before?.port as number)).toBe(false);
 });
 
+it('startBundledCluster: a stop while a restart is starting a node stops that node too', async () => {
+  const cluster = await startBundledCluster({ dataDir: tempDir(), nodes: 2 });
+  const one = cluster.nodes()[0]?.pid as number;
+  const restarted = cluster.restart(2).then(() => cluster.nodes()[1]?.pid);
+  await cluster.stop();
+  const startedPid = await restarted;
+  expect(startedPid).toBeGreaterThan(0);
+  expect(running(startedPid as number)).toBe(false);
+  expect(running(one)).toBe(false);
+});
+
 it('startBundledCluster refuses a node count outside 1..5 before it starts anything', async () => {
   await expect(startBundledCluster({ dataDir: tempDir(), nodes: 6 })).rejects.toThrow(
     'nodes must be an integer from 1 to 5 (got 6)',
