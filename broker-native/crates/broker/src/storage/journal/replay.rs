@@ -97,13 +97,20 @@ mod tests {
         out
     }
 
-    #[test]
-    fn a_file_is_continued_by_the_next_only_where_it_ends_with_a_roll() {
+    /// A data directory whose journal holds file 5, which rolled, and
+    /// file 6, which did not.
+    fn rolled_then_not() -> (tempfile::TempDir, PathBuf) {
         let data = tempfile::tempdir().unwrap();
         let dir = data.path().join(JOURNAL_DIR);
         std::fs::create_dir_all(&dir).unwrap();
         write(&dir, 5, true);
         write(&dir, 6, false);
+        (data, dir)
+    }
+
+    #[test]
+    fn a_file_is_continued_by_the_next_only_where_it_ends_with_a_roll() {
+        let (data, dir) = rolled_then_not();
         // A file after one that never rolled holds nothing acknowledged.
         write(&dir, 7, true);
         assert_eq!(offsets(&Replay::open(data.path()).unwrap()), vec![50, 60]);
@@ -114,11 +121,7 @@ mod tests {
 
     #[test]
     fn a_file_after_one_that_never_rolled_is_not_read() {
-        let data = tempfile::tempdir().unwrap();
-        let dir = data.path().join(JOURNAL_DIR);
-        std::fs::create_dir_all(&dir).unwrap();
-        write(&dir, 5, true);
-        write(&dir, 6, false);
+        let (data, dir) = rolled_then_not();
         // Reading this one would fail (it is a directory): it must not be read.
         std::fs::create_dir(dir.join(files::journal_name(7))).unwrap();
         assert_eq!(offsets(&Replay::open(data.path()).unwrap()), vec![50, 60]);
