@@ -426,9 +426,16 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
   const pauses = new Set<NodeJS.Timeout>();
   /** A restart of node index i that has not answered yet. */
   const restarting = new Map<number, Promise<void>>();
+  /** Until the restart of node index i under way (if any) has ended, however it ended. */
+  const restarted = async (i: number): Promise<void> => {
+    await restarting.get(i)?.catch(() => undefined);
+  };
   const stop = async (graceMs = 10_000): Promise<void> => {
     for (const timer of pauses) clearTimeout(timer);
     pauses.clear();
+    // A JVM that a restart is starting is not in `started` until launched: stopping before it is
+    // would leave it running.
+    await Promise.all([...restarting.keys()].map(restarted));
     await Promise.all(started.map((node) => node.stop(graceMs)));
   };
   const jvmArgsOf = (node: NodeLayout) => [
@@ -467,7 +474,11 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
     nodes,
     stop,
     kill: async (id) => {
-      await (started[nodeIndex(id)] as RunningNode).kill();
+      const i = nodeIndex(id);
+      // A kill during a restart kills what the restart started, once it has: killing the old JVM
+      // (already gone) would leave the new one running while the fault timeline records a kill.
+      await restarted(i);
+      await (started[i] as RunningNode).kill();
     },
     pause: async (id, ms) => {
       const node = started[nodeIndex(id)] as RunningNode;
@@ -484,9 +495,9 @@ export async function startApacheKafka(options: StartApacheKafkaOptions): Promis
       // A restart of a node still starting from an earlier restart waits for that start to end first:
       // killing a JVM mid-start would fail the earlier restart (a fresh-clone CI run saw a rolling
       // restart kill a node whose restart 22 s before had not answered yet on a loaded machine).
-      const earlier = restarting.get(i);
+      const earlier = restarted(i);
       const start = (async () => {
-        await earlier?.catch(() => undefined);
+        await earlier;
         await (started[i] as RunningNode).kill();
         const node = await launch(layout[i] as NodeLayout, jvmArgsOf(layout[i] as NodeLayout), logLevel);
         started[i] = node;

@@ -94,8 +94,23 @@ describe('a three-node Apache Kafka cluster', () => {
     expect(await metadataBrokerIds('127.0.0.1', node?.port ?? 0)).not.toBeNull();
   });
 
-  it('stop() ends every JVM', async () => {
-    await kafka.stop();
+  it('a kill of a node a restart is still starting waits for that start, then kills what it started', async () => {
+    // Without the wait the kill finds the old JVM (being killed by the restart) and the restarted
+    // node comes up after the fault timeline recorded it killed.
+    const restart = kafka.restart(3);
+    const kill = kafka.kill(3);
+    await expect(Promise.all([restart, kill])).resolves.toEqual([undefined, undefined]);
+    expect(kafka.running(3)).toBe(false);
+    expect(() => process.kill(kafka.nodes[2]?.pid ?? 0, 0)).toThrow(/ESRCH/);
+  });
+
+  it('stop() during a restart waits for it, then ends every JVM, the restarted one too', async () => {
+    // Node 3 is down (the test above): the restart starts a JVM that stop() must not leave behind.
+    // Without the wait, stop() ends the quorum under the starting node, and its restart fails.
+    const restart = kafka.restart(3);
+    const stopped = kafka.stop();
+    await expect(restart).resolves.toBeUndefined();
+    await stopped;
     for (const node of kafka.nodes) expect(() => process.kill(node.pid, 0)).toThrow(/ESRCH/);
   });
 });
