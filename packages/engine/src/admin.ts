@@ -1,6 +1,8 @@
 // Topic setup and clean-up, and what the cluster says about itself. Safety on shared clusters: a run
 // creates only topics whose names it found free, deletes afterwards only what it created, and never
 // alters a topic it did not create.
+
+import { setTimeout as delay } from 'node:timers/promises';
 import type { ClusterDescription, Scenario } from '@kbench/schema';
 import type { Admin, ConfigResourceTypes } from 'kafkajs';
 import { fetchApiVersions, inferVersion, rangesByName } from './api-versions.js';
@@ -144,6 +146,41 @@ export async function createTopics(
       created.push(...batch);
     }
     return { reused: existing };
+  });
+}
+
+/**
+ * Waits until every partition of `topics` is served by its leader (a ListOffsets for it answers).
+ * A cluster's metadata can name a leader before that broker hosts the partition: an Apache Kafka
+ * broker publishes a new metadata image before its replica manager has applied it. A producer that
+ * starts in that window gets UNKNOWN_TOPIC_OR_PARTITION, and once, on a loaded machine, the window
+ * outlasted the client's retries and failed the run before it measured anything.
+ */
+export async function waitUntilServed(
+  connection: Connection,
+  clientId: string,
+  topics: string[],
+  log: Log,
+  timeoutMs = 60_000,
+): Promise<void> {
+  if (topics.length === 0) return;
+  await withAdmin(connection, clientId, log, async (admin) => {
+    const deadline = Date.now() + timeoutMs;
+    for (const topic of topics) {
+      for (;;) {
+        try {
+          await admin.fetchTopicOffsets(topic);
+          break;
+        } catch (err) {
+          if (Date.now() >= deadline) {
+            throw new Error(
+              `topic ${topic} was created, but its leaders did not serve it within ${timeoutMs / 1000} s: ${err instanceof Error ? err.message : String(err)}`,
+            );
+          }
+          await delay(200);
+        }
+      }
+    }
   });
 }
 

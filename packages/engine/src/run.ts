@@ -17,7 +17,13 @@ import {
   type TargetProfile,
   type Verification,
 } from '@kbench/schema';
-import { type Connection, createTopics, deleteRunResources, describeTarget } from './admin.js';
+import {
+  type Connection,
+  createTopics,
+  deleteRunResources,
+  describeTarget,
+  waitUntilServed,
+} from './admin.js';
 import { assertBacklogFits, backlogRecords, diskShortage } from './backlog-space.js';
 import { BrokerStatsMeter } from './broker-stats.js';
 import { ClusterMetrics } from './cluster-metrics.js';
@@ -384,6 +390,8 @@ export class ScenarioRun extends EventEmitter {
     );
     run.reused = reused;
     if (target.kind !== 'bundled') {
+      // The bundled broker serves a partition as soon as its metadata names a leader.
+      await waitUntilServed(connection, `${run.name}-admin`, run.topics, this.log);
       try {
         const cluster = await describeTarget(connection, `${run.name}-admin`, run.topics[0], this.log);
         this.environment.cluster = cluster;
