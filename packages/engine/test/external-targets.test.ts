@@ -11,6 +11,7 @@ import { History, runsToCsv, samplesToCsv } from '@kbench/history';
 import { parseScenario, type RunRecord, ScenarioError, type ScenarioInput } from '@kbench/schema';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntilServed } from '../src/admin.js';
 import { ProfileStore, ScenarioRun, startRecordedRun } from '../src/index.js';
 
 const PASSWORD = 'Sup3r-secret-pw-7f3a';
@@ -168,6 +169,22 @@ describe('other SASL mechanisms and a wrong password', () => {
     expect(run.error).not.toContain('not-it');
     expect(run.error).toMatch(/hint: check sasl\.username, sasl\.password and sasl\.mechanism/);
   }, 120_000);
+});
+
+describe('before the load starts', () => {
+  it('waits until a topic is served, and gives up on one never served, naming it and the time', async () => {
+    const connection = { bootstrap: [kafka.bootstrap] };
+    const quiet = () => {};
+    await admin.createTopics({ topics: [{ topic: 'served-soon', numPartitions: 3 }] });
+    await expect(waitUntilServed(connection, 'wait-test', ['served-soon'], quiet)).resolves.toBeUndefined();
+    const offsets = await admin.fetchTopicOffsets('served-soon');
+    expect(offsets).toHaveLength(3);
+    await expect(waitUntilServed(connection, 'wait-test', ['never-created'], quiet, 1_000)).rejects.toThrow(
+      /topic never-created was created, but its leaders did not serve it within 1 s/,
+    );
+    expect(await admin.listTopics()).not.toContain('never-created');
+    await admin.deleteTopics({ topics: ['served-soon'] });
+  });
 });
 
 describe('safety on a shared cluster', () => {
