@@ -130,8 +130,8 @@ describe('kbench export of one run', () => {
     expect(r.code, r.stderr).toBe(0);
     const csv = await readFile(path.join(out, `kbench-${id}-faults.csv`), 'utf8');
     expect(csv.split('\r\n')).toEqual([
-      't,action,target,node,duration_ms,error,window_end_t,no_ack_sec,level_per_sec,recovery_sec,recovery_note,publish_p99_ms,publish_max_ms,e2e_p99_ms,e2e_max_ms,errors,retried_records,leader_election_ms,leader_note',
-      '5.02,kill,2,2,,,7,1.2,12004000,1,,1210,1250.5,,,4,120,1980,',
+      't,action,target,node,duration_ms,error,window_end_t,no_ack_sec,level_per_sec,recovery_sec,recovery_note,publish_p99_ms,publish_max_ms,e2e_p99_ms,e2e_max_ms,errors,retried_records,leader_election_ms,leader_note,waited_ms',
+      '5.02,kill,2,2,,,7,1.2,12004000,1,,1210,1250.5,,,4,120,1980,,',
       '',
     ]);
   });

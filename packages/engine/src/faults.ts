@@ -48,6 +48,19 @@ export function faultTopicIndex(topic: string, s: Scenario): number | null {
   return n < s.topics.count ? n : null;
 }
 
+/** What a fault waited for before it acted: the fault still under way on its node, and for how long. */
+interface Waited {
+  ms: number;
+  action: string;
+}
+
+/** ` (due at 6s, it waited 2400 ms for the restart of node 2 to end)`, or '' when it did not wait. */
+function waitedText(waited: Waited | null, due: number, node: number | null): string {
+  return waited
+    ? ` (due at ${due}s, it waited ${waited.ms} ms for the ${waited.action} of node ${node} to end)`
+    : '';
+}
+
 /** Runs a scenario's faults at their times; `start` when load starts, `stop` when it ends. */
 export class FaultTimeline {
   /** Executed faults in the order they completed; a run's outcome holds this very array. */
@@ -64,6 +77,12 @@ export class FaultTimeline {
   private readonly acted: { node: number; at: number; action: string }[] = [];
   /** The leader election each fault on a node caused, measured while the run went on. */
   private readonly elections = new Map<FaultEvent, LeaderElection>();
+  /**
+   * Each node's fault still under way (a restart waits seconds for a Kafka JVM to answer), which the
+   * node's next fault waits for: two faults never act on one node at once, and each is timed from
+   * when it acted, not from when it was due.
+   */
+  private readonly busy = new Map<number, { action: string; done: Promise<void> }>();
 
   constructor(
     private readonly faults: Fault[],
@@ -120,12 +139,15 @@ export class FaultTimeline {
     if (fault.action === 'command') return this.runCommand(fault);
     if (fault.action === 'rolling-restart') return this.rollingRestart();
     if (fault.action === 'preferred-leaders') return this.preferredLeaders();
-    const t = this.now();
+    const due = this.now();
+    let t = due;
     const lasts = fault.action === 'pause' || fault.action === 'isolate' || fault.action === 'slow-disk';
     const durationMs = lasts && fault.for !== undefined ? (parseDurationMs(fault.for) ?? 0) : null;
     let node: number | null = typeof fault.node === 'number' ? fault.node : null;
     let error: string | null = null;
     let election: Promise<LeaderElection> | null = null;
+    // Set when it acts: what it waited for first.
+    const wait: { before: Waited | null } = { before: null };
     try {
       if (!this.controller) throw new Error('kbench did not start this target: it has no nodes to act on');
       if (node === null) {
@@ -141,15 +163,25 @@ export class FaultTimeline {
         fault.action === 'kill' ||
         fault.action === 'pause' ||
         (fault.action === 'isolate' && (fault.from ?? 'peers') === 'peers');
-      const led = moves ? await this.partitionsLedBy(node) : [];
-      const actedAt = performance.now();
       const lasting = durationMs === null ? undefined : durationMs;
-      if (fault.action === 'kill') await this.controller.kill(node);
-      else if (fault.action === 'restart') await this.controller.restart(node);
-      else if (fault.action === 'pause') await this.controller.pause(node, durationMs ?? 0);
-      else if (fault.action === 'isolate') await this.bundled().isolate(node, fault.from ?? 'peers', lasting);
-      else if (fault.action === 'heal') await this.bundled().heal(node);
-      else await this.bundled().slowDisk(node, (parseDurationMs(fault.delay) ?? 0) * 1000, lasting);
+      const acting = node;
+      const acted = await this.onNode(node, fault.action, async (before) => {
+        // Timed from here: the partitions it leads once the fault before it on the node has ended.
+        wait.before = before;
+        t = this.now();
+        const led = moves ? await this.partitionsLedBy(acting) : [];
+        const at = performance.now();
+        const controller = this.controller as FaultController;
+        if (fault.action === 'kill') await controller.kill(acting);
+        else if (fault.action === 'restart') await controller.restart(acting);
+        else if (fault.action === 'pause') await controller.pause(acting, durationMs ?? 0);
+        else if (fault.action === 'isolate')
+          await this.bundled().isolate(acting, fault.from ?? 'peers', lasting);
+        else if (fault.action === 'heal') await this.bundled().heal(acting);
+        else await this.bundled().slowDisk(acting, (parseDurationMs(fault.delay) ?? 0) * 1000, lasting);
+        return { led, at };
+      });
+      const { led, at: actedAt } = acted;
       this.acted.push({ node, at: actedAt, action: fault.action });
       election = moves
         ? this.watchElection(node, led, actedAt, durationMs)
@@ -167,12 +199,26 @@ export class FaultTimeline {
             ? `: ${fault.delay} added to each fdatasync`
             : '';
       const lasts_ = durationMs === null ? '' : ` for ${durationMs} ms`;
-      this.log('info', `fault at ${t}s: ${fault.action} node ${node}${what}${lasts_}`);
+      this.log(
+        'info',
+        `fault at ${t}s: ${fault.action} node ${node}${what}${lasts_}${waitedText(wait.before, due, node)}`,
+      );
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
-      this.log('warn', `fault at ${t}s: ${fault.action} ${fault.node} failed: ${error}`);
+      this.log(
+        'warn',
+        `fault at ${t}s: ${fault.action} ${fault.node} failed: ${error}${waitedText(wait.before, due, node)}`,
+      );
     }
-    const event: FaultEvent = { t, action: fault.action, target: fault.node ?? '', node, durationMs, error };
+    const event: FaultEvent = {
+      t,
+      action: fault.action,
+      target: fault.node ?? '',
+      node,
+      durationMs,
+      error,
+      ...(wait.before ? { waitedMs: wait.before.ms } : {}),
+    };
     this.record(event);
     if (election) this.elections.set(event, await election);
   }
@@ -183,6 +229,32 @@ export class FaultTimeline {
     if (!bundled)
       throw new Error('only the bundled cluster takes this fault (kbench runs its nodes in this process)');
     return bundled;
+  }
+
+  /**
+   * Runs `act` on `node` once the timeline's fault still under way on the node (if any) has ended,
+   * failed or not; `act` is told what it waited for (null: nothing).
+   */
+  private onNode<T>(node: number, action: string, act: (waited: Waited | null) => Promise<T>): Promise<T> {
+    const before = this.busy.get(node);
+    const asked = performance.now();
+    const run = (async () => {
+      if (!before) return act(null);
+      await before.done;
+      return act({ ms: Math.round(performance.now() - asked), action: before.action });
+    })();
+    const mine = {
+      action,
+      done: run.then(
+        () => {},
+        () => {},
+      ),
+    };
+    this.busy.set(node, mine);
+    void mine.done.then(() => {
+      if (this.busy.get(node) === mine) this.busy.delete(node);
+    });
+    return run;
   }
 
   /**
@@ -201,7 +273,16 @@ export class FaultTimeline {
         const step: RollingStep = { node, t: this.now(), upT: null, inSyncT: null, error: null };
         steps.push(step);
         try {
-          await controller.restart(node).catch((err: unknown) => {
+          // After a fault of the timeline still under way on the node: the step's t is when it began.
+          await this.onNode(node, 'restart', async (before) => {
+            step.t = this.now();
+            if (before)
+              this.log(
+                'info',
+                `rolling-restart: node ${node} waited ${before.ms} ms for its ${before.action} to end`,
+              );
+            return controller.restart(node);
+          }).catch((err: unknown) => {
             throw new Error(
               `node ${node} did not start again: ${err instanceof Error ? err.message : String(err)}`,
             );

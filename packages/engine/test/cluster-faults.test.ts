@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { History } from '@kbench/history';
-import { parseScenario, ScenarioError, type ScenarioInput } from '@kbench/schema';
+import { type FaultEvent, faultText, parseScenario, ScenarioError, type ScenarioInput } from '@kbench/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScenarioRun, startRecordedRun, unsupportedIssues } from '../src/index.js';
 
@@ -145,6 +145,39 @@ describe('the bundled cluster', () => {
       error: null,
     });
     expect(outcome.samples.at(-1)?.broker?.map((b) => b.node)).toEqual([1]);
+  });
+});
+
+describe('two faults on one node', () => {
+  it('a kill due while a restart of the node is under way waits for it, and is timed from when it acted', async () => {
+    const outcome = await new ScenarioRun(
+      parseScenario({
+        duration: '4s',
+        cluster: { nodes: 3 },
+        topics: { partitions: 3, replicationFactor: 3, minInsyncReplicas: 2 },
+        producers: { count: 1, acks: 'all', rate: 1000 },
+        faults: [
+          { at: '1s', action: 'restart', node: 2 },
+          // Due a millisecond later: the restart (stopping the node, then starting it on its data and
+          // port) is still under way.
+          { at: '1001ms', action: 'kill', node: 2 },
+        ],
+      }),
+      { runId: 'busy-node', workDir },
+    ).execute();
+    expect(outcome.status, String(outcome.error)).toBe('completed');
+    const [restart, kill] = outcome.faults;
+    expect(restart).toMatchObject({ action: 'restart', node: 2, error: null });
+    expect(restart?.waitedMs).toBeUndefined();
+    expect(kill).toMatchObject({ action: 'kill', node: 2, error: null });
+    // It waited for the restart, and its t is when it acted: after the restart began.
+    expect(kill?.waitedMs).toBeGreaterThanOrEqual(0);
+    expect(kill?.t).toBeGreaterThanOrEqual(restart?.t ?? Number.POSITIVE_INFINITY);
+    expect(faultText(kill as FaultEvent)).toMatch(
+      /^kill node 2 \(after \d+(\.\d)? s waiting for the fault before it on the node to end\)$/,
+    );
+    // The kill landed on the node the restart had started: node 2 is down at the end.
+    expect(outcome.samples.at(-1)?.broker?.map((b) => b.node)).toEqual([1, 3]);
   });
 });
 

@@ -139,6 +139,7 @@ const FAULT_HEADER = [
   'retried_records',
   'leader_election_ms',
   'leader_note',
+  'waited_ms',
 ];
 
 /** One row per executed fault with its recovery figures (docs/scenarios.md#recovery-figures); empty where not measured. */
@@ -167,6 +168,7 @@ export function faultsToCsv(faults: FaultEvent[]): string {
         r?.retries ?? null,
         r?.leaderElectionMs ?? null,
         r?.leaderNote ?? null,
+        f.waitedMs ?? null,
       ];
     }),
   );

@@ -92,7 +92,11 @@ export function faultText(fault: FaultEvent): string {
   const resolved = fault.node !== null && typeof fault.target !== 'number' ? ` (node ${fault.node})` : '';
   const length = fault.durationMs !== null ? ` for ${fault.durationMs} ms` : '';
   const failed = fault.error ? `: failed, ${fault.error}` : '';
-  return `${fault.action} ${target}${resolved}${length}${failed}`;
+  const waited =
+    fault.waitedMs !== undefined
+      ? ` (after ${Math.round(fault.waitedMs / 100) / 10} s waiting for the fault before it on the node to end)`
+      : '';
+  return `${fault.action} ${target}${resolved}${length}${waited}${failed}`;
 }
 
 /** The run's partitions a preferred-leaders fault moved: `t-0 from node 2 to node 1, t-1 from node 3 to node 2 and 4 more`. */

@@ -200,6 +200,11 @@ export const faultEventSchema = z.object({
   durationMs: z.number().nullable(),
   /** Why the fault failed, or null. */
   error: z.string().nullable(),
+  /**
+   * How long it waited for the timeline's fault still under way on its node (a restart still
+   * starting the node) before it acted, in ms; `t` is when it acted. Absent when it did not wait.
+   */
+  waitedMs: z.number().optional(),
   /** What a command fault's command did (absent for other faults). */
   command: commandOutcomeSchema.optional(),
   /** A rolling restart's nodes in turn (absent for other faults). */

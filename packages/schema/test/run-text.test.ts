@@ -41,6 +41,21 @@ describe('faultText', () => {
     );
   });
 
+  it('how long a fault waited for the fault before it on its node', () => {
+    const kill = {
+      t: 8.4,
+      action: 'kill',
+      target: 2,
+      node: 2,
+      durationMs: null,
+      error: null,
+      waitedMs: 2412,
+    } as const;
+    expect(faultText(kill)).toBe(
+      'kill node 2 (after 2.4 s waiting for the fault before it on the node to end)',
+    );
+  });
+
   it("a rolling restart's nodes in turn, and the partitions a preferred election moved", () => {
     const base = {
       action: 'rolling-restart',
