@@ -19,6 +19,7 @@ import {
 import { startBundledBroker } from '@kbench/broker-launcher';
 import { returnsFreeMemoryToHost } from '@kbench/engine';
 import { BENCHMARKS_DOC, fixed, int, replaceSection } from './doc.js';
+import { diskOf, type HostUse, hostUse, readHost } from './host.js';
 import { inRounds, medianBy, WARMUP_SHARE } from './rounds.js';
 import { holdBenchSlot } from './slot.js';
 import { createTopic } from './topics.js';
@@ -61,6 +62,10 @@ interface Run {
   whole: ProducerPerformanceSummary;
   /** The 1-minute load average when the run started. */
   load: number;
+  /** The whole machine during the whole run: the disk under the data directory, and the CPUs. */
+  host: HostUse;
+  /** Bytes of record values the whole run produced (warm-up included). */
+  dataBytes: number;
 }
 
 function describe(setup: Setup): string {
@@ -107,9 +112,11 @@ async function measure(setup: Setup, rate?: number): Promise<Run> {
     const warmupRecords =
       rate === undefined ? Math.round(records * WARMUP_SHARE) : rate * FIXED_RATE_WARMUP_SECONDS;
     const pace = rate === undefined ? '' : ` at ${int(rate)} rec/s`;
+    const disk = diskOf(dataDir);
     log(
       `durability: ${int(records)} x ${RECORD_SIZE} B (${int(warmupRecords)} warm-up), acks=all${pace} -> ${name} (load ${fixed(load, 1)})`,
     );
+    const before = readHost(disk);
     const produced = await producerPerformance({
       bootstrap: target.bootstrap,
       topic: 'durable',
@@ -125,11 +132,12 @@ async function measure(setup: Setup, rate?: number): Promise<Run> {
       },
       timeoutMs: 30 * 60_000,
     });
+    const host = hostUse(before, readHost(disk));
     const { steadyState, tool: _tool, ...whole } = produced;
     log(
       `  steady state ${int(steadyState.recordsPerSec)} rec/s, ${fixed(steadyState.mbPerSec)} MB/s, p99 ${steadyState.p99Ms} ms`,
     );
-    return { steady: steadyState, whole, load };
+    return { steady: steadyState, whole, load, host, dataBytes: records * RECORD_SIZE };
   } finally {
     await target.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -144,6 +152,9 @@ function rounds<K extends string>(setups: Record<K, Setup>, rate?: number): Prom
 /** A full-speed target's median round is by MB/s; a fixed-rate one's, by p99 (they all reach the rate). */
 const median = (runs: Run[], by: 'mbPerSec' | 'p99Ms' = 'mbPerSec') => medianBy(runs, (r) => r.steady[by]);
 
+/** What the disk wrote during a run, over the bytes it produced: `2.03x`, or `–` with no disk to read. */
+const diskShare = (r: Run) => (r.host.diskBytes === null ? '–' : `${fixed(r.host.diskBytes / r.dataBytes)}x`);
+
 /** Records waiting on average (Little's law: mean latency x throughput). */
 const waiting = (r: Run) => (r.steady.avgLatencyMs / 1000) * r.steady.recordsPerSec;
 
@@ -153,11 +164,13 @@ function section(
 ): string {
   const ratio = (a: number, b: number) => `${fixed(a / b)}x`;
   const row = (label: string, rs: Run[], by: 'mbPerSec' | 'p99Ms' = 'mbPerSec') => {
-    const r = median(rs, by).steady;
+    const m = median(rs, by);
+    const r = m.steady;
     return (
       `| ${label} | ${rs.map((x) => fixed(x.steady.mbPerSec, 1)).join(' / ')} | ${int(r.recordsPerSec)} | ` +
       `**${fixed(r.mbPerSec)}** | ${fixed(r.avgLatencyMs, 1)} | ${r.p50Ms} | ${r.p99Ms} | ${r.p999Ms} | ` +
-      `${fixed(r.maxLatencyMs, 0)} | ${rs.map((x) => fixed(x.whole.mbPerSec, 1)).join(' / ')} |`
+      `${fixed(r.maxLatencyMs, 0)} | ${rs.map((x) => fixed(x.whole.mbPerSec, 1)).join(' / ')} | ${diskShare(m)} | ` +
+      `${fixed(m.host.cpuBusy * 100, 0)}% |`
     );
   };
   /** Medians' ratio, and each round's own ratio (its two runs were taken one after the other). */
@@ -166,7 +179,7 @@ function section(
     const each = a.map((x, i) => ratio(x.steady[by], b[i]!.steady[by])).join(' / ');
     return (
       `| **${label}** | ${each} | | **${ratio(ma.mbPerSec, mb.mbPerSec)}** | ${ratio(ma.avgLatencyMs, mb.avgLatencyMs)} | | ` +
-      `**${ratio(ma.p99Ms, mb.p99Ms)}** | | | |`
+      `**${ratio(ma.p99Ms, mb.p99Ms)}** | | | | | |`
     );
   };
   const { batch, none, apache, batch3, none3, batchLarge, noneLarge } = runs;
@@ -197,10 +210,13 @@ with every round's MB/s beside it, and the whole run's (warm-up included) at the
 rate every round reaches the rate, so the median round is by p99. A ratio row divides the medians,
 with each round's own ratio beside it (of p99 at the fixed rate). Goals (issue #18): batch at least 4x
 Apache Kafka's MB/s with at most a tenth of its p99; durability costing under 25% of the throughput
-(batch / none at least 0.75x). Latencies in ms, as ProducerPerformance measures them.
+(batch / none at least 0.75x). Latencies in ms, as ProducerPerformance measures them. The last two
+columns are the whole machine's during the median round's whole run (warm-up included), read from /proc:
+the bytes the disk under the data directory wrote, over the bytes of records the run produced, and the
+share of all ${availableParallelism()} cores that was busy.
 
-| target | MB/s by round | rec/s | MB/s | avg | p50 | p99 | p99.9 | max | whole-run MB/s |
-|---|---|---|---|---|---|---|---|---|---|
+| target | MB/s by round | rec/s | MB/s | avg | p50 | p99 | p99.9 | max | whole-run MB/s | disk writes / data | CPU busy |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 ${row(describe({ kind: 'bundled', nodes: 1, fsync: 'batch' }), batch)}
 ${row(describe({ kind: 'apache', flushEveryMessage: true }), apache)}
 ${vs('ratio bundled batch / Apache Kafka flush.messages=1', batch, apache)}
@@ -231,6 +247,16 @@ request also waits for the journal's write, so the producer's rate is bounded by
 round trip, and its buffer fills (the p50 above). With ${LARGE_BATCH / 1024} KB batches the same 5 requests
 can carry four times as much, and the wait for the disk is spread over more records: records waiting
 ${int(waiting(median(batchLarge)))} under \`batch\`, against ${int(waiting(median(batch)))} with 16 KB.
+
+The disk column shows what each policy asks of the disk. Under \`batch\` a byte is written about
+twice on each node (the journal, then its segment's sync): ${diskShare(median(batch))} of the data on one node.
+Under \`none\` the disk wrote ${diskShare(median(none))} of it while the run lasted: its bytes stay in the page cache
+until the kernel writes dirty pages back (past its dirty thresholds, a share of free memory, or after
+30 s), so most reach the disk after the run, or never once its files are deleted.${
+    (median(none).host.diskBytes ?? 1) / median(none).dataBytes < 0.1
+      ? ' So batch / none here sets a broker that writes every byte twice against one that writes next to nothing while it is measured.'
+      : ''
+  }
 
 The 1-minute load average when each run started was ${fixed(Math.min(...loads), 1)} to ${fixed(Math.max(...loads), 1)} on ${cores} cores; free page
 reporting was ${reporting}.`;
