@@ -174,7 +174,7 @@ describe('two faults on one node', () => {
     expect(kill?.waitedMs).toBeGreaterThanOrEqual(0);
     expect(kill?.t).toBeGreaterThanOrEqual(restart?.t ?? Number.POSITIVE_INFINITY);
     expect(faultText(kill as FaultEvent)).toMatch(
-      /^kill node 2 \(after \d+(\.\d)? s waiting for the fault before it on the node to end\)$/,
+      /^kill node 2 \(after (\d+ ms|\d+(\.\d)? s) waiting for the fault before it on the node to end\)$/,
     );
     // The kill landed on the node the restart had started: node 2 is down at the end.
     expect(outcome.samples.at(-1)?.broker?.map((b) => b.node)).toEqual([1, 3]);

@@ -94,7 +94,7 @@ export function faultText(fault: FaultEvent): string {
   const failed = fault.error ? `: failed, ${fault.error}` : '';
   const waited =
     fault.waitedMs !== undefined
-      ? ` (after ${Math.round(fault.waitedMs / 100) / 10} s waiting for the fault before it on the node to end)`
+      ? ` (after ${fault.waitedMs < 1000 ? `${Math.round(fault.waitedMs)} ms` : `${Math.round(fault.waitedMs / 100) / 10} s`} waiting for the fault before it on the node to end)`
       : '';
   return `${fault.action} ${target}${resolved}${length}${waited}${failed}`;
 }

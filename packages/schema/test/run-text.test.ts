@@ -54,6 +54,9 @@ describe('faultText', () => {
     expect(faultText(kill)).toBe(
       'kill node 2 (after 2.4 s waiting for the fault before it on the node to end)',
     );
+    expect(faultText({ ...kill, waitedMs: 6 })).toBe(
+      'kill node 2 (after 6 ms waiting for the fault before it on the node to end)',
+    );
   });
 
   it("a rolling restart's nodes in turn, and the partitions a preferred election moved", () => {
