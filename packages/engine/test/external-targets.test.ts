@@ -185,6 +185,26 @@ describe('before the load starts', () => {
     expect(await admin.listTopics()).not.toContain('never-created');
     await admin.deleteTopics({ topics: ['served-soon'] });
   });
+
+  it('waits for hundreds of topics, probing them in slices, and names one never served in a late slice', async () => {
+    const connection = { bootstrap: [kafka.bootstrap] };
+    const quiet = () => {};
+    // 230 topics: 5 slices of at most 50, 4 probed side by side.
+    const topics = Array.from({ length: 230 }, (_, i) => `served-many-${i}`);
+    await admin.createTopics({
+      waitForLeaders: false,
+      topics: topics.map((topic) => ({ topic, numPartitions: 2 })),
+    });
+    await expect(waitUntilServed(connection, 'wait-test', topics, quiet)).resolves.toBeUndefined();
+    for (const topic of [topics[0], topics[49], topics[50], topics[229]] as string[]) {
+      expect(await admin.fetchTopicOffsets(topic)).toHaveLength(2);
+    }
+    const withMissing = [...topics.slice(0, 160), 'never-created-late', ...topics.slice(160)];
+    await expect(waitUntilServed(connection, 'wait-test', withMissing, quiet, 1_000)).rejects.toThrow(
+      /topic never-created-late was created, but its leaders did not serve it within 1 s/,
+    );
+    await admin.deleteTopics({ topics });
+  }, 120_000);
 });
 
 describe('safety on a shared cluster', () => {
