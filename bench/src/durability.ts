@@ -17,9 +17,8 @@ import {
   startApacheKafka,
 } from '@kbench/apache-kafka';
 import { startBundledBroker } from '@kbench/broker-launcher';
-import { returnsFreeMemoryToHost } from '@kbench/engine';
+import { diskOf, type HostUse, hostUse, readHost, returnsFreeMemoryToHost } from '@kbench/engine';
 import { BENCHMARKS_DOC, fixed, int, replaceSection } from './doc.js';
-import { diskOf, type HostUse, hostUse, readHost } from './host.js';
 import { inRounds, medianBy, WARMUP_SHARE } from './rounds.js';
 import { holdBenchSlot } from './slot.js';
 import { createTopic } from './topics.js';

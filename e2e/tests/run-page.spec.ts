@@ -112,6 +112,15 @@ test('the run page shows the percentiles, wire MB/s, the load generator and the 
   );
   await expect(page.getByTestId('summary-client-producer')).toHaveText(/^\d+% busy$/);
   await expect(page.getByTestId('summary-client-consumer')).toHaveText(/^\d+% busy$/);
+  // The whole machine: its busy cores, and the disk under the bundled cluster's data (or, on
+  // tmpfs, none), each second on a chart of its own.
+  await expect(page.getByTestId('summary-machine-cpu')).toHaveText(/^\d+% of its \d+ cores busy$/);
+  await expect(page.getByTestId('summary-machine-disk')).toHaveText(
+    /^([\d,]+ MB on \w+, under the broker's data: \d+\.\d\dx the value bytes produced|– \(the broker's data is on no disk of this machine\))$/,
+  );
+  await expect(page.getByTestId('chart-machine-cpu')).toContainText('This machine: CPU busy');
+  if (stored.summary?.machine?.disk)
+    await expect(page.getByTestId('chart-machine-disk')).toContainText("This machine: the broker's disk");
   // The warning is there exactly when the stored figures say the client set the pace.
   const warning = clientPaceWarning(stored.summary?.client);
   if (warning) await expect(page.getByTestId('client-pace-warning')).toContainText(warning);

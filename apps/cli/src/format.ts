@@ -10,6 +10,7 @@ import {
   faultText,
   type LatencySummary,
   listedThroughput,
+  machineText,
   type RunListItem,
   type RunRecord,
   type RunSummary,
@@ -142,6 +143,7 @@ export function summaryText(summary: RunSummary | null, scenario?: Scenario): st
   const shortfall = scenario ? rateShortfallWarning(scenario, summary) : null;
   const pace = clientPaceWarning(summary.client);
   const client = summary.client ? `\n${clientText(summary.client)}${pace ? `\nwarning: ${pace}` : ''}` : '';
+  const machine = machineText(summary);
   const wire =
     summary.produced.wireMbPerSec === null
       ? ''
@@ -149,7 +151,7 @@ export function summaryText(summary: RunSummary | null, scenario?: Scenario): st
   const search = summary.findMax
     ? `\nfind-max: ${summary.findMax.rate === null ? 'no rate passed' : `${fmtNumber(summary.findMax.rate)} rec/s`} after ${summary.findMax.trials.length} trials; the measured phase ran at it`
     : '';
-  return `measured ${fmtNumber(summary.measuredSeconds, 1)} s (warm-up excluded; MB = 1,048,576 bytes of values)\n\n${throughput}${shortfall ? `\nwarning: ${shortfall}` : ''}\n\n${latency}${errors}${wire}${client}${search}${verificationText(summary.verification)}`;
+  return `measured ${fmtNumber(summary.measuredSeconds, 1)} s (warm-up excluded; MB = 1,048,576 bytes of values)\n\n${throughput}${shortfall ? `\nwarning: ${shortfall}` : ''}\n\n${latency}${errors}${wire}${client}${machine ? `\n${machine}` : ''}${search}${verificationText(summary.verification)}`;
 }
 
 /**

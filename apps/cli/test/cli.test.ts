@@ -140,6 +140,11 @@ describe('kbench run, list and show', () => {
     expect(show.code).toBe(0);
     expect(show.stdout).toContain(`run ${record.id}  completed`);
     expect(show.stdout).toMatch(/produced\s+[\d,]+\s+[\d,]+/);
+    // The whole machine over the measured phase, and the disk under the bundled broker's data.
+    expect(show.stdout).toMatch(
+      /\nthis machine: \d+% of its \d+ cores busy; (the disk under the broker's data \(\w+\) wrote [\d,]+ MB|the broker's data is on no disk of this machine)/,
+    );
+    expect(record.summary.machine.cores).toBe(os.cpus().length);
 
     const rerun = await kbench(['rerun', record.id, '--json']);
     expect(rerun.code).toBe(0);

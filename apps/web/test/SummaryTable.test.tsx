@@ -65,6 +65,26 @@ describe('SummaryTable', () => {
     expect(queryByTestId('client-pace-warning')).toBeNull();
   });
 
+  it("shows the machine's CPU and the data disk's writes against the bytes produced", () => {
+    // 78.65 MB/s for 50 s is 3,932.5 MB of values; the disk wrote twice that.
+    const machine = { cpuBusy: 0.876, cores: 2, disk: 'vda', diskWrittenBytes: 2 * 78.65 * 50 * 1024 * 1024 };
+    const { getByTestId } = render(<SummaryTable summary={{ ...summary, machine }} />);
+    expect(getByTestId('summary-machine-cpu').textContent).toBe('88% of its 2 cores busy');
+    expect(getByTestId('summary-machine-disk').textContent).toBe(
+      "7,865 MB on vda, under the broker's data: 2.00x the value bytes produced",
+    );
+  });
+
+  it("says when the broker's data is on no disk of this machine, and shows nothing for older runs", () => {
+    const machine = { cpuBusy: 0.5, cores: 2, disk: null, diskWrittenBytes: null };
+    const { getByTestId } = render(<SummaryTable summary={{ ...summary, machine }} />);
+    expect(getByTestId('summary-machine-disk').textContent).toBe(
+      "– (the broker's data is on no disk of this machine)",
+    );
+    cleanup();
+    expect(render(<SummaryTable summary={summary} />).queryByTestId('summary-machine')).toBeNull();
+  });
+
   it('warns when the client, not the target, set the pace', () => {
     const busy = { ...summary, client: { ...summary.client!, producerBusy: 0.98 } };
     const warning = render(<SummaryTable summary={busy} />).getByTestId('client-pace-warning');

@@ -158,6 +158,36 @@ function storedBytes(s: Sample): number | null {
   return sizes.length === 0 ? null : sizes.reduce((sum, b) => sum + b, 0);
 }
 
+/**
+ * What the disk under the broker's data wrote each second against the value bytes produced, in
+ * MiB/s: under fsync batch the disk line runs above the produced one (journal, then segment); under
+ * fsync none it stays near 0 while the bytes sit in the page cache.
+ */
+export function machineDiskChart(runs: RunSeries[]): ChartSpec {
+  return timeChart({ id: 'machine-disk', title: "This machine: the broker's disk", yName: 'MiB/s' }, runs, [
+    {
+      name: 'disk writes',
+      value: (s) =>
+        typeof s.diskWrittenBytes === 'number' ? mib(perSecond(s.diskWrittenBytes, s.intervalMs)) : null,
+    },
+    {
+      name: 'produced (values)',
+      value: (s) => mib(perSecond(s.producedBytes, s.intervalMs)),
+      lineType: 'dashed',
+    },
+  ]);
+}
+
+/** The share of all the machine's cores that was busy each second (everything on it), in %. */
+export function machineCpuChart(runs: RunSeries[]): ChartSpec {
+  return timeChart({ id: 'machine-cpu', title: 'This machine: CPU busy', yName: '%' }, runs, [
+    {
+      name: 'busy',
+      value: (s) => (typeof s.machineCpuBusy === 'number' ? Math.round(s.machineCpuBusy * 1000) / 10 : null),
+    },
+  ]);
+}
+
 /** The log grows by this much in a run before the stored-data chart is worth drawing. */
 const STORED_DATA_CHART_MIN_GROWTH = 1024 ** 3;
 
@@ -216,7 +246,7 @@ export function storedDataChart(runs: RunSeries[]): ChartSpec {
  * The charts a run page shows, in order: throughput, bandwidth, latency, backlog, and for runs on the
  * bundled broker (or with a profile's metrics endpoints) its nodes' traffic and health, the scraped
  * nodes' CPU and produce latency when they report them, and throughput against the data stored
- * when the log grew by a GiB or more. Given the stored run's id, each chart names the run (label and id).
+ * when the log grew by a GiB or more; then this machine's CPU and the broker's disk, where read. Given the stored run's id, each chart names the run (label and id).
  */
 export function runCharts(
   samples: Sample[],
@@ -237,6 +267,9 @@ export function runCharts(
     if (stored.length > 1 && Math.max(...stored) - Math.min(...stored) >= STORED_DATA_CHART_MIN_GROWTH)
       charts.push(storedDataChart(runs));
   }
+  // The machine's own figures (Linux), for runs that read them.
+  if (samples.some((s) => typeof s.machineCpuBusy === 'number')) charts.push(machineCpuChart(runs));
+  if (samples.some((s) => typeof s.diskWrittenBytes === 'number')) charts.push(machineDiskChart(runs));
   return charts;
 }
 

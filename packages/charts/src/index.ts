@@ -3,6 +3,8 @@ export {
   bandwidthChart,
   faultMarks,
   latencyChart,
+  machineCpuChart,
+  machineDiskChart,
   runCharts,
   storedDataChart,
   throughputChart,

@@ -100,6 +100,30 @@ describe('units and axes', () => {
     expect(seriesOf(specs[5]!).map((s) => s.name)).toContain('node 2 under-replicated');
   });
 
+  it("adds this machine's CPU (%) and the broker disk's writes against the bytes produced (MiB/s), gaps left open", () => {
+    const run = samples(3).map((s, i) => ({
+      ...s,
+      machineCpuBusy: 0.5 + i * 0.1,
+      // The disk was not read in the second second: a gap, not a zero.
+      diskWrittenBytes: i === 1 ? null : 2 * s.producedBytes,
+    }));
+    const specs = runCharts(run);
+    expect(specs.map((s) => s.id).slice(4)).toEqual(['machine-cpu', 'machine-disk']);
+    expect(axisName(specs[4]!, 'yAxis')).toBe('%');
+    const at = (series: LineSeriesOption | undefined, i: number) =>
+      (series?.data?.[i] as number[] | undefined)?.[1];
+    expect([0, 1, 2].map((i) => at(seriesOf(specs[4]!)[0], i))).toEqual([50, 60, 70]);
+    expect(axisName(specs[5]!, 'yAxis')).toBe('MiB/s');
+    const [disk, produced] = seriesOf(specs[5]!);
+    expect(disk?.name).toBe('disk writes');
+    expect(produced?.name).toBe('produced (values)');
+    expect(at(disk, 1)).toBeNull();
+    expect(at(disk, 0)).toBeCloseTo(2 * (at(produced, 0) as number), 9);
+    // A run on an external cluster reads the CPU only.
+    const external = runCharts(run.map((s) => ({ ...s, diskWrittenBytes: null })));
+    expect(external.map((s) => s.id).slice(4)).toEqual(['machine-cpu']);
+  });
+
   it("draws a profile's scraped metrics endpoints as nodes by name: in and out, CPU, produce latency, gaps left open", () => {
     const scraped = (node: number, name: string, mib: number) => ({
       node,

@@ -6,6 +6,7 @@ export { captureEnvironment, returnsFreeMemoryToHost } from './environment.js';
 export { hdrCompressedBase64, hdrIntervalLog, type LogInterval } from './hdr-log.js';
 export { type HistogramBuckets, LatencyHistogram } from './histogram.js';
 export { decodeHistogram, encodeHistogram } from './histogram-codec.js';
+export { diskOf, type HostReading, type HostUse, hostUse, readHost, tryReadHost } from './host.js';
 export type { ClientInterval } from './interval.js';
 export { planRun, type RunPlan } from './plan.js';
 export { defaultProfilesDir, ProfileExistsError, ProfileStore } from './profiles.js';

@@ -2,6 +2,7 @@
 // histograms the summary is computed from. Warm-up intervals are sampled but never summarised.
 import type { RunSummary, Sample } from '@kbench/schema';
 import { type HistogramBuckets, LatencyHistogram } from './histogram.js';
+import type { HostUse } from './host.js';
 import { type ClientInterval, type ErrorCount, tallyError } from './interval.js';
 
 const MIB = 1024 * 1024;
@@ -30,6 +31,14 @@ export class Meter {
   private measuredWireBytes: number | null = null;
   /** Whether the broker shares this process (bundled, in-process), for the client CPU figure. */
   brokerInProcess = false;
+  /**
+   * The machine whose CPU and disk the run reads (its cores, and the disk under the broker's data,
+   * null for none); null where /proc cannot be read.
+   */
+  machine: { cores: number; disk: string | null } | null = null;
+  private intervalMachine: HostUse | null = null;
+  /** Over the measured phase: busy share times ms, the ms, and disk bytes (null once any interval had none). */
+  private readonly measuredMachine = { busyMs: 0, ms: 0, diskBytes: 0 as number | null };
   private intervalPublish = new LatencyHistogram();
   private intervalE2e = new LatencyHistogram();
   private readonly measuredPublish = new LatencyHistogram();
@@ -95,6 +104,11 @@ export class Meter {
     this.intervalBusy.cpuMicros += micros;
   }
 
+  /** What the whole machine did in the current interval. */
+  addMachine(use: HostUse): void {
+    this.intervalMachine = use;
+  }
+
   backlog(): number {
     if (this.consumerGroups === 0) return 0;
     return Math.max(0, this.producedTotal - this.consumedTotal / this.consumerGroups);
@@ -118,6 +132,10 @@ export class Meter {
       e2eP99Ms: e2e.count ? ms(e2e.percentile(99)) : null,
       e2eMaxMs: e2e.count ? ms(e2e.max()) : null,
     };
+    if (this.intervalMachine) {
+      sample.machineCpuBusy = Number(this.intervalMachine.cpuBusy.toFixed(3));
+      sample.diskWrittenBytes = this.intervalMachine.diskBytes;
+    }
     this.lastHistograms = {
       publish: pub.count ? pub.toBuckets() : null,
       e2e: e2e.count ? e2e.toBuckets() : null,
@@ -142,6 +160,15 @@ export class Meter {
         }
       }
       this.busyTotals.cpuMicros += this.intervalBusy.cpuMicros;
+      const machine = this.intervalMachine;
+      if (machine) {
+        this.measuredMachine.busyMs += machine.cpuBusy * intervalMs;
+        this.measuredMachine.ms += intervalMs;
+        this.measuredMachine.diskBytes =
+          this.measuredMachine.diskBytes === null || machine.diskBytes === null
+            ? null
+            : this.measuredMachine.diskBytes + machine.diskBytes;
+      }
       if (this.intervalWireBytes !== null)
         this.measuredWireBytes = (this.measuredWireBytes ?? 0) + this.intervalWireBytes;
     }
@@ -150,6 +177,7 @@ export class Meter {
     this.lastRetries = this.intervalRetries;
     this.intervalRetries = null;
     this.intervalBusy = { producer: null, consumer: null, cpuMicros: 0 };
+    this.intervalMachine = null;
     this.interval = { producedRecords: 0, producedBytes: 0, consumedRecords: 0, consumedBytes: 0, errors: 0 };
     this.intervalPublish = new LatencyHistogram();
     this.intervalE2e = new LatencyHistogram();
@@ -191,6 +219,16 @@ export class Meter {
         producerBusy: this.meanBusy('producer'),
         consumerBusy: this.meanBusy('consumer'),
       },
+      ...(this.machine && this.measuredMachine.ms > 0
+        ? {
+            machine: {
+              cpuBusy: round(this.measuredMachine.busyMs / this.measuredMachine.ms, 3),
+              cores: this.machine.cores,
+              disk: this.machine.disk,
+              diskWrittenBytes: this.machine.disk === null ? null : this.measuredMachine.diskBytes,
+            },
+          }
+        : {}),
       ...(clientErrors.length > 0 ? { clientErrors } : {}),
     };
   }

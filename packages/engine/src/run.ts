@@ -1,6 +1,7 @@
 // Runs one scenario from start to finish: target, topics, clients, load, samples, summary.
 // It knows nothing of the history; recorded-run.ts stores what it emits.
 import { EventEmitter } from 'node:events';
+import os from 'node:os';
 import {
   type AgentEndpoint,
   type Environment,
@@ -35,6 +36,7 @@ import { nativeDriver, nativeSecurity } from './drivers/native.js';
 import { captureEnvironment } from './environment.js';
 import { FaultTimeline } from './faults.js';
 import { findMaxRate } from './find-max.js';
+import { diskOf, type HostReading, hostUse, tryReadHost } from './host.js';
 import { Meter } from './meter.js';
 import { ProfileStore } from './profiles.js';
 import { faultRecoveries } from './recovery.js';
@@ -133,6 +135,9 @@ export class ScenarioRun extends EventEmitter {
   private readonly durationMs: number | null;
   private lastError: string | null = null;
   private lastCpuMicros = 0;
+  /** The machine's counters at the last cut (null where they cannot be read), and the data's disk. */
+  private lastHost: HostReading | null = null;
+  private hostDisk: string | null = null;
   private findMax: FindMaxResult | null = null;
   /** Records preloaded so far and in all, while the backlog is being written. */
   private preloadProgress: { done: number; target: number } | null = null;
@@ -360,6 +365,7 @@ export class ScenarioRun extends EventEmitter {
       this.assertDiskRoom();
     }
     this.meter.brokerInProcess = target.kind === 'bundled';
+    this.hostDisk = target.dataDir ? diskUnder(target.dataDir) : null;
     if (target.brokerStats) this.brokerStats = new BrokerStatsMeter(() => target.brokerStats!());
     if (this.profile?.metrics) this.clusterMetrics = new ClusterMetrics(this.profile.metrics, this.log);
     if (s.faults.length > 0) {
@@ -670,6 +676,8 @@ export class ScenarioRun extends EventEmitter {
     if (this.fleet) this.fleet.loadStartedAt = this.loadStartedAt;
     const cpu = process.cpuUsage();
     this.lastCpuMicros = cpu.user + cpu.system;
+    this.lastHost = tryReadHost(this.hostDisk);
+    this.meter.machine = this.lastHost ? { cores: os.cpus().length, disk: this.hostDisk } : null;
     this.setPhase(this.warmupMs > 0 ? 'warmup' : 'measuring');
     let producing = producers !== null;
     // What consumers read during a find-max search is not part of the run. (After a preload they
@@ -761,6 +769,11 @@ export class ScenarioRun extends EventEmitter {
     const cpu = process.cpuUsage();
     this.meter.addCpu(cpu.user + cpu.system - this.lastCpuMicros);
     this.lastCpuMicros = cpu.user + cpu.system;
+    const host = this.lastHost ? tryReadHost(this.hostDisk) : null;
+    if (this.lastHost && host) {
+      this.meter.addMachine(hostUse(this.lastHost, host));
+      this.lastHost = host;
+    }
     if (produced) this.meter.addProduced(produced);
     for (const interval of consumed) if (interval) this.meter.addConsumed(interval);
     // Seconds since load began, to 0.1 s at the default interval and to the millisecond below it
@@ -869,4 +882,13 @@ export class ScenarioRun extends EventEmitter {
 function withHint(error: string): string {
   const hint = connectionHint(error);
   return hint ? `${error} (hint: ${hint})` : error;
+}
+
+/** The disk under a target's data directory, or null when it is on none (tmpfs) or cannot be told. */
+function diskUnder(dir: string): string | null {
+  try {
+    return diskOf(dir);
+  } catch {
+    return null;
+  }
 }

@@ -7,7 +7,7 @@ import { startBroker } from '@kbench/broker-native';
 import { History } from '@kbench/history';
 import { parseScenario, ScenarioError, type ScenarioInput } from '@kbench/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ScenarioRun, startRecordedRun } from '../src/index.js';
+import { diskOf, ScenarioRun, startRecordedRun } from '../src/index.js';
 
 let workDir: string;
 beforeAll(async () => {
@@ -172,6 +172,8 @@ describe('ScenarioRun against the bundled broker', () => {
       expect(outcome.environment.target).toBe('external');
       expect(outcome.environment.bootstrap).toBe(`127.0.0.1:${broker.port}`);
       expect(broker.stats().produceRequests).toBeGreaterThan(0);
+      // Its data is not the run's to know: the machine's CPU is read, no disk.
+      expect(outcome.summary?.machine).toMatchObject({ disk: null, diskWrittenBytes: null });
     } finally {
       await broker.stop();
     }
@@ -250,6 +252,38 @@ describe('the native driver', () => {
     const total = outcome.samples.reduce((n, s) => n + s.producedRecords, 0);
     expect(total).toBeGreaterThan(0);
     expect(total).toBeLessThanOrEqual(60_000 + 200);
+  });
+});
+
+describe("the machine's CPU and disk", () => {
+  it('are read each sample and over the measured phase: under fsync batch every byte produced reaches the disk', async () => {
+    const outcome = await run({
+      driver: 'native',
+      duration: '4s',
+      warmup: '1s',
+      cluster: { fsync: 'batch' },
+      producers: { rate: 3_000, messageSize: 1024, acks: 'all' },
+    });
+    expect(outcome.status, String(outcome.error)).toBe('completed');
+    const machine = outcome.summary?.machine;
+    // The run's data directory is under workDir, on this machine's disk.
+    expect(machine?.disk).toBe(diskOf(workDir));
+    expect(machine?.disk).toMatch(/^[a-z]/);
+    expect(machine?.cores).toBe(os.cpus().length);
+    expect(machine?.cpuBusy).toBeGreaterThan(0);
+    expect(machine?.cpuBusy).toBeLessThanOrEqual(1);
+    const measured = outcome.samples.filter((s) => !s.warmup);
+    for (const s of outcome.samples) {
+      expect(s.machineCpuBusy).toBeGreaterThanOrEqual(0);
+      expect(s.machineCpuBusy).toBeLessThanOrEqual(1);
+      expect(s.diskWrittenBytes).toBeGreaterThanOrEqual(0);
+    }
+    expect(machine?.diskWrittenBytes).toBe(measured.reduce((n, s) => n + (s.diskWrittenBytes ?? 0), 0));
+    // Each acknowledged record was written to the journal first (and later to its segment): the
+    // disk wrote at least the value bytes produced, give or take the records at the phase's edges.
+    const produced = measured.reduce((n, s) => n + s.producedBytes, 0);
+    expect(produced).toBeGreaterThan(3 * 2_000 * 1024);
+    expect(machine?.diskWrittenBytes).toBeGreaterThan(produced * 0.9);
   });
 });
 

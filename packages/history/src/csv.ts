@@ -37,6 +37,8 @@ const RUN_HEADER = [
   'tags',
   'notes',
   'concurrent_with',
+  'machine_cpu_busy',
+  'disk_written_bytes',
 ];
 
 /** Broker figures per node, as `node<id>_<figure>` columns; empty where a node was down or did not count it. */
@@ -114,6 +116,8 @@ export function runsToCsv(runs: RunListItem[]): string {
         r.tags.join(';'),
         r.notes,
         (r.concurrentWith ?? []).join(';'),
+        s?.machine?.cpuBusy ?? null,
+        s?.machine?.diskWrittenBytes ?? null,
       ];
     }),
   );

@@ -110,6 +110,15 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 6,
+    description: "the machine's CPU and disk in each sample",
+    statements: [
+      // Null in samples stored before they were read, or where /proc could not be.
+      'ALTER TABLE samples ADD COLUMN machine_cpu_busy DOUBLE',
+      'ALTER TABLE samples ADD COLUMN disk_written_bytes DOUBLE',
+    ],
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

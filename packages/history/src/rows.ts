@@ -73,6 +73,8 @@ export const SAMPLE_FIGURES: readonly (readonly [string, (s: Sample) => number |
   ['e2e_p50_ms', (s) => s.e2eP50Ms],
   ['e2e_p99_ms', (s) => s.e2eP99Ms],
   ['e2e_max_ms', (s) => s.e2eMaxMs],
+  ['machine_cpu_busy', (s) => s.machineCpuBusy ?? null],
+  ['disk_written_bytes', (s) => s.diskWrittenBytes ?? null],
 ];
 
 /** Columns of `samples`: the run, the figures, and the broker's per-node figures as JSON. */
@@ -191,6 +193,10 @@ export function toSample(row: Row): Sample {
     e2eP50Ms: numOrNull(row.e2e_p50_ms),
     e2eP99Ms: numOrNull(row.e2e_p99_ms),
     e2eMaxMs: numOrNull(row.e2e_max_ms),
+    // Both absent where the machine was not read (older runs); the disk alone is null without one.
+    ...(row.machine_cpu_busy === null || row.machine_cpu_busy === undefined
+      ? {}
+      : { machineCpuBusy: num(row.machine_cpu_busy), diskWrittenBytes: numOrNull(row.disk_written_bytes) }),
     ...(broker === undefined ? {} : { broker: JSON.parse(broker) as Sample['broker'] }),
   };
 }

@@ -8,10 +8,20 @@ describe('samplesToCsv', () => {
     const [header, row, rest] = csv.split('\r\n');
     expect(header).toBe(
       't,interval_ms,warmup,produced_records,produced_bytes,consumed_records,consumed_bytes,errors,backlog,' +
-        'publish_p50_ms,publish_p99_ms,publish_max_ms,e2e_p50_ms,e2e_p99_ms,e2e_max_ms',
+        'publish_p50_ms,publish_p99_ms,publish_max_ms,e2e_p50_ms,e2e_p99_ms,e2e_max_ms,' +
+        'machine_cpu_busy,disk_written_bytes',
     );
-    expect(row).toBe('1,1000,true,1000,100000,900,90000,0,100,1.25,4.5,12,,,');
+    expect(row).toBe('1,1000,true,1000,100000,900,90000,0,100,1.25,4.5,12,,,,,');
     expect(rest).toBe('');
+  });
+
+  it("writes the machine's CPU and the data disk's writes, the disk empty where there is none", () => {
+    const [, onDisk, noDisk] = samplesToCsv([
+      { ...makeSample(1), machineCpuBusy: 0.875, diskWrittenBytes: 262144000 },
+      { ...makeSample(2), machineCpuBusy: 0.5, diskWrittenBytes: null },
+    ]).split('\r\n');
+    expect(onDisk).toMatch(/,0\.875,262144000$/);
+    expect(noDisk).toMatch(/,0\.5,$/);
   });
 
   it('writes only the header for no samples', () => {
@@ -30,7 +40,7 @@ describe('runsToCsv', () => {
     const lines = csv.split('\r\n');
     expect(lines[0]?.startsWith('id,status,name,target,driver,source,started_at,finished_at')).toBe(true);
     expect(csv).toContain('run-0001,running,"x,y",bundled,native,');
-    expect(csv).toContain(',a;b,"says ""hi"", then\nleaves",\r\n');
+    expect(csv).toContain(',a;b,"says ""hi"", then\nleaves",,,\r\n');
     expect(csv).toContain(',1000,0.095,');
   });
 
@@ -79,7 +89,14 @@ describe('runsToCsv', () => {
     const [header, row] = runsToCsv([{ ...rest, name: 'x', target: 'bundled', driver: 'native' }]).split(
       '\r\n',
     );
-    expect(header).toMatch(/,notes,concurrent_with$/);
-    expect(row).toMatch(/,aaaa1111;bbbb2222$/);
+    expect(header).toMatch(/,notes,concurrent_with,machine_cpu_busy,disk_written_bytes$/);
+    expect(row).toMatch(/,aaaa1111;bbbb2222,,$/);
+  });
+
+  it("writes the machine's CPU and the data disk's writes over the measured phase", () => {
+    const machine = { cpuBusy: 0.88, cores: 2, disk: 'vda', diskWrittenBytes: 5_000_000 };
+    const { scenario, environment, ...rest } = makeRun({ summary: { ...makeSummary(), machine } });
+    const [, row] = runsToCsv([{ ...rest, name: 'x', target: 'bundled', driver: 'native' }]).split('\r\n');
+    expect(row).toMatch(/,0\.88,5000000$/);
   });
 });

@@ -46,6 +46,22 @@ describe('faults and broker figures', () => {
     expect(samples[1]).not.toHaveProperty('broker');
   });
 
+  it("round-trip the machine's CPU and the data disk's writes, absent in samples without them", async () => {
+    const history = await History.open(file);
+    const run = makeRun();
+    await history.createRun(run);
+    await history.appendSamples(run.id, [
+      makeSample(1, { machineCpuBusy: 0.875, diskWrittenBytes: 262144000 }),
+      makeSample(2, { machineCpuBusy: 0.25, diskWrittenBytes: null }),
+      makeSample(3),
+    ]);
+    const samples = await history.getSamples(run.id);
+    expect(samples[0]).toMatchObject({ machineCpuBusy: 0.875, diskWrittenBytes: 262144000 });
+    expect(samples[1]).toMatchObject({ machineCpuBusy: 0.25, diskWrittenBytes: null });
+    expect(samples[2]).not.toHaveProperty('machineCpuBusy');
+    expect(samples[2]).not.toHaveProperty('diskWrittenBytes');
+  });
+
   it('add per-node columns to the samples CSV', () => {
     const [header, first, second] = samplesToCsv([makeSample(1, { broker }), makeSample(2)]).split('\r\n');
     const columns = header?.split(',') ?? [];

@@ -69,6 +69,32 @@ export function rateShortfallWarning(scenario: PacedScenario, summary: RunSummar
   return `the producers reached ${whole(short.reached)} of the ${whole(short.asked)} records/s asked (${share}%): the target or the clients could not keep up. Latencies count from each record's intended send time, so they include the time records waited to be sent.${kafkajs}`;
 }
 
+/**
+ * The machine over the measured phase, in a line, or null without the figures (off Linux, older runs):
+ * `this machine: 88% of its 2 cores busy; the disk under the broker's data (vda) wrote 2,345 MB,
+ * 2.05x the value bytes produced`. The disk counts every writer on it; under fsync none most of a
+ * run's bytes may reach it only after the run.
+ */
+export function machineText(summary: RunSummary): string | null {
+  const m = summary.machine;
+  if (!m) return null;
+  const cpu = `this machine: ${Math.round(m.cpuBusy * 100)}% of its ${m.cores} cores busy`;
+  if (m.disk === null || m.diskWrittenBytes === null)
+    return `${cpu}; the broker's data is on no disk of this machine`;
+  const per = diskWritesPerProduced(summary);
+  const ratio = per === null ? '' : `, ${per.toFixed(2)}x the value bytes produced`;
+  return `${cpu}; the disk under the broker's data (${m.disk}) wrote ${whole(m.diskWrittenBytes / MIB)} MB${ratio}`;
+}
+
+const MIB = 1024 * 1024;
+
+/** The bytes the data's disk wrote over the value bytes produced in the measured phase, or null. */
+export function diskWritesPerProduced(summary: RunSummary): number | null {
+  const written = summary.machine?.diskWrittenBytes ?? null;
+  const produced = summary.produced.mbPerSec * MIB * summary.measuredSeconds;
+  return written === null || produced <= 0 ? null : written / produced;
+}
+
 /** One executed fault: `pause node 2 for 500 ms`, `kill leader:t-0 (node 1)`, with why it failed. */
 export function faultText(fault: FaultEvent): string {
   if (fault.command) return `command ${JSON.stringify(fault.command.run)}: ${commandEndText(fault)}`;

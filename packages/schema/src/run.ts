@@ -100,10 +100,36 @@ export const sampleSchema = z.object({
   e2eP50Ms: z.number().nullable(),
   e2eP99Ms: z.number().nullable(),
   e2eMaxMs: z.number().nullable(),
+  /**
+   * Share of all this machine's cores that was busy in the interval, 0..1 (the clients, a bundled
+   * broker and anything else on it), from /proc/stat; absent where there is none, and in older runs.
+   */
+  machineCpuBusy: z.number().nullable().optional(),
+  /**
+   * Bytes the disk under the broker's data directory wrote in the interval (every writer on that
+   * disk), from /proc/diskstats; null when the broker's data is on no disk of this machine.
+   */
+  diskWrittenBytes: z.number().nullable().optional(),
   /** What each node of a bundled broker or cluster did in this interval (absent for other targets). */
   broker: z.array(brokerNodeSampleSchema).optional(),
 });
 export type Sample = z.infer<typeof sampleSchema>;
+
+/** What the machine kbench ran on did over a run's measured phase, from /proc (Linux). */
+export const machineUseSchema = z.object({
+  /** Share of all its cores that was busy, 0..1: the clients, a bundled broker, anything else. */
+  cpuBusy: z.number(),
+  /** Its cores. */
+  cores: z.number(),
+  /**
+   * The disk under the broker's data directory (bundled and kafka targets), e.g. `vda`; null when
+   * the data is on no disk of this machine (an external cluster, or tmpfs).
+   */
+  disk: z.string().nullable(),
+  /** Bytes that disk wrote (every writer on it), null without a disk. */
+  diskWrittenBytes: z.number().nullable(),
+});
+export type MachineUse = z.infer<typeof machineUseSchema>;
 
 /** What a command fault's command did: its exit, its time and its output (bounded). */
 export const commandOutcomeSchema = z.object({
@@ -320,6 +346,8 @@ export const runSummarySchema = z.object({
   endToEndLatencyMs: latencySummarySchema.nullable(),
   /** Absent in runs stored before it was measured. */
   client: clientLoadSchema.optional(),
+  /** The machine's CPU and disk over the measured phase; absent off Linux and in older runs. */
+  machine: machineUseSchema.optional(),
   /** Present when producers.rate was find-max. */
   findMax: findMaxResultSchema.optional(),
   /** Present when the run had faults or `verify: true`. */

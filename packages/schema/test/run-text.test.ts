@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { clientPaceWarning, faultText, type RunSummary, rateShortfallWarning } from '../src/index.js';
+import {
+  clientPaceWarning,
+  faultText,
+  machineText,
+  type RunSummary,
+  rateShortfallWarning,
+} from '../src/index.js';
 
 const load = { cpuCores: 1.2, includesBroker: true };
 
@@ -137,5 +143,35 @@ describe('rateShortfallWarning', () => {
     expect(rateShortfallWarning(scenario('max'), summary(10))).toBeNull();
     expect(rateShortfallWarning(scenario(1000), summary(950))).toBeNull();
     expect(rateShortfallWarning(scenario(1000, 'native', 0), summary(0))).toBeNull();
+  });
+});
+
+describe('machineText', () => {
+  const base: RunSummary = {
+    measuredSeconds: 10,
+    produced: { records: 1_000, recordsPerSec: 100, mbPerSec: 100, wireMbPerSec: null, errors: 0 },
+    consumed: { records: 0, recordsPerSec: 0, mbPerSec: 0 },
+    publishLatencyMs: null,
+    endToEndLatencyMs: null,
+  };
+
+  it('says how busy the machine was and what the data disk wrote against the bytes produced', () => {
+    const machine = { cpuBusy: 0.876, cores: 2, disk: 'vda', diskWrittenBytes: 2050 * 1024 * 1024 };
+    expect(machineText({ ...base, machine })).toBe(
+      "this machine: 88% of its 2 cores busy; the disk under the broker's data (vda) wrote 2,050 MB, 2.05x the value bytes produced",
+    );
+  });
+
+  it('says when the data is on no disk of this machine, leaves out a ratio over nothing, and is null without figures', () => {
+    const external = { cpuBusy: 0.4, cores: 8, disk: null, diskWrittenBytes: null };
+    expect(machineText({ ...base, machine: external })).toBe(
+      "this machine: 40% of its 8 cores busy; the broker's data is on no disk of this machine",
+    );
+    const idle = { ...base, produced: { ...base.produced, mbPerSec: 0 } };
+    const machine = { cpuBusy: 0.1, cores: 2, disk: 'vda', diskWrittenBytes: 1024 * 1024 };
+    expect(machineText({ ...idle, machine })).toBe(
+      "this machine: 10% of its 2 cores busy; the disk under the broker's data (vda) wrote 1 MB",
+    );
+    expect(machineText(base)).toBeNull();
   });
 });

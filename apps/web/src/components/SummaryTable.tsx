@@ -3,6 +3,7 @@
 import {
   type ClientLoad,
   clientPaceWarning,
+  diskWritesPerProduced,
   type LatencySummary,
   type RunSummary,
   rateShortfallWarning,
@@ -76,6 +77,36 @@ function LoadGenerator({ client }: { client: ClientLoad }) {
   );
 }
 
+/** The whole machine's CPU and the disk under the broker's data, over the measured phase. */
+function Machine({ summary }: { summary: RunSummary }) {
+  const m = summary.machine;
+  if (!m) return null;
+  const per = diskWritesPerProduced(summary);
+  return (
+    <div className="summary-wide" data-testid="summary-machine">
+      <table className="table compact kv">
+        <caption>This machine (measured phase, everything on it)</caption>
+        <tbody>
+          <tr>
+            <th scope="row">CPU</th>
+            <td data-testid="summary-machine-cpu">
+              {Math.round(m.cpuBusy * 100)}% of its {m.cores} cores busy
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Disk writes</th>
+            <td data-testid="summary-machine-disk">
+              {m.disk === null || m.diskWrittenBytes === null
+                ? "– (the broker's data is on no disk of this machine)"
+                : `${formatCount(Math.round(m.diskWrittenBytes / (1024 * 1024)))} MB on ${m.disk}, under the broker's data${per === null ? '' : `: ${per.toFixed(2)}x the value bytes produced`}`}
+            </td>
+          </tr>
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 export function SummaryTable({ summary, scenario }: { summary: RunSummary; scenario?: Scenario }) {
   const shortfall = scenario ? rateShortfallWarning(scenario, summary) : null;
   return (
@@ -143,6 +174,7 @@ export function SummaryTable({ summary, scenario }: { summary: RunSummary; scena
         </div>
       )}
       {summary.client && <LoadGenerator client={summary.client} />}
+      <Machine summary={summary} />
     </div>
   );
 }

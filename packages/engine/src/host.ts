@@ -54,6 +54,15 @@ export function readHost(disk: string | null): HostReading {
   return { sectorsWritten, cpuBusy: cpuTotal - idle, cpuTotal };
 }
 
+/** readHost, or null where the counters cannot be read (no /proc: not Linux). */
+export function tryReadHost(disk: string | null): HostReading | null {
+  try {
+    return readHost(disk);
+  } catch {
+    return null;
+  }
+}
+
 export function hostUse(before: HostReading, after: HostReading): HostUse {
   const total = after.cpuTotal - before.cpuTotal;
   return {
