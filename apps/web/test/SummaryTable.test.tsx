@@ -75,11 +75,11 @@ describe('SummaryTable', () => {
     );
   });
 
-  it("says when the broker's data is on no disk of this machine, and shows nothing for older runs", () => {
+  it('says when there is no disk figure, and shows nothing for older runs', () => {
     const machine = { cpuBusy: 0.5, cores: 2, disk: null, diskWrittenBytes: null };
     const { getByTestId } = render(<SummaryTable summary={{ ...summary, machine }} />);
     expect(getByTestId('summary-machine-disk').textContent).toBe(
-      "– (the broker's data is on no disk of this machine)",
+      "– (the broker's data is elsewhere, or on no single disk of this machine)",
     );
     cleanup();
     expect(render(<SummaryTable summary={summary} />).queryByTestId('summary-machine')).toBeNull();

@@ -80,7 +80,7 @@ export function machineText(summary: RunSummary): string | null {
   if (!m) return null;
   const cpu = `this machine: ${Math.round(m.cpuBusy * 100)}% of its ${m.cores} cores busy`;
   if (m.disk === null || m.diskWrittenBytes === null)
-    return `${cpu}; the broker's data is on no disk of this machine`;
+    return `${cpu}; no disk figure (the broker's data is elsewhere, or on no single disk of this machine)`;
   const per = diskWritesPerProduced(summary);
   const ratio = per === null ? '' : `, ${per.toFixed(2)}x the value bytes produced`;
   return `${cpu}; the disk under the broker's data (${m.disk}) wrote ${whole(m.diskWrittenBytes / MIB)} MB${ratio}`;

@@ -107,7 +107,8 @@ export const sampleSchema = z.object({
   machineCpuBusy: z.number().nullable().optional(),
   /**
    * Bytes the disk under the broker's data directory wrote in the interval (every writer on that
-   * disk), from /proc/diskstats; null when the broker's data is on no disk of this machine.
+   * disk), from /proc/diskstats; null when the broker's data is elsewhere, or on no single disk of this
+   * machine (tmpfs; a file system over several devices).
    */
   diskWrittenBytes: z.number().nullable().optional(),
   /** What each node of a bundled broker or cluster did in this interval (absent for other targets). */
@@ -123,7 +124,7 @@ export const machineUseSchema = z.object({
   cores: z.number(),
   /**
    * The disk under the broker's data directory (bundled and kafka targets), e.g. `vda`; null when
-   * the data is on no disk of this machine (an external cluster, or tmpfs).
+   * the data is elsewhere (an external cluster) or on no single disk (tmpfs, btrfs).
    */
   disk: z.string().nullable(),
   /** Bytes that disk wrote (every writer on it), null without a disk. */

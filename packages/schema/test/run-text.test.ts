@@ -162,10 +162,10 @@ describe('machineText', () => {
     );
   });
 
-  it('says when the data is on no disk of this machine, leaves out a ratio over nothing, and is null without figures', () => {
+  it('says when there is no disk figure, leaves out a ratio over nothing, and is null without figures', () => {
     const external = { cpuBusy: 0.4, cores: 8, disk: null, diskWrittenBytes: null };
     expect(machineText({ ...base, machine: external })).toBe(
-      "this machine: 40% of its 8 cores busy; the broker's data is on no disk of this machine",
+      "this machine: 40% of its 8 cores busy; no disk figure (the broker's data is elsewhere, or on no single disk of this machine)",
     );
     const idle = { ...base, produced: { ...base.produced, mbPerSec: 0 } };
     const machine = { cpuBusy: 0.1, cores: 2, disk: 'vda', diskWrittenBytes: 1024 * 1024 };

@@ -97,7 +97,7 @@ function Machine({ summary }: { summary: RunSummary }) {
             <th scope="row">Disk writes</th>
             <td data-testid="summary-machine-disk">
               {m.disk === null || m.diskWrittenBytes === null
-                ? "– (the broker's data is on no disk of this machine)"
+                ? "– (the broker's data is elsewhere, or on no single disk of this machine)"
                 : `${formatCount(Math.round(m.diskWrittenBytes / (1024 * 1024)))} MB on ${m.disk}, under the broker's data${per === null ? '' : `: ${per.toFixed(2)}x the value bytes produced`}`}
             </td>
           </tr>
