@@ -114,7 +114,9 @@ test('the run page shows the percentiles, wire MB/s, the load generator and the 
   await expect(page.getByTestId('summary-client-consumer')).toHaveText(/^\d+% busy$/);
   // The whole machine: its busy cores, and the disk under the bundled cluster's data (or, on
   // tmpfs, none), each second on a chart of its own.
-  await expect(page.getByTestId('summary-machine-cpu')).toHaveText(/^\d+% of its \d+ cores busy$/);
+  await expect(page.getByTestId('summary-machine-cpu')).toHaveText(
+    /^\d+% of its \d+ cores busy \(\d+\.\d\d cores of it outside kbench\)$/,
+  );
   await expect(page.getByTestId('summary-machine-disk')).toHaveText(
     /^([\d,]+ MB on \w+, under the broker's data: \d+\.\d\dx the value bytes produced|– \(the broker's data is elsewhere, or on no single disk of this machine\))$/,
   );

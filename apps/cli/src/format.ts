@@ -10,6 +10,7 @@ import {
   faultText,
   type LatencySummary,
   listedThroughput,
+  machineShareWarning,
   machineText,
   type RunListItem,
   type RunRecord,
@@ -143,7 +144,8 @@ export function summaryText(summary: RunSummary | null, scenario?: Scenario): st
   const shortfall = scenario ? rateShortfallWarning(scenario, summary) : null;
   const pace = clientPaceWarning(summary.client);
   const client = summary.client ? `\n${clientText(summary.client)}${pace ? `\nwarning: ${pace}` : ''}` : '';
-  const machine = machineText(summary);
+  const shared = machineShareWarning(summary);
+  const machine = [machineText(summary), shared && `warning: ${shared}`].filter(Boolean).join('\n');
   const wire =
     summary.produced.wireMbPerSec === null
       ? ''

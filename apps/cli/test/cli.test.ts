@@ -142,7 +142,7 @@ describe('kbench run, list and show', () => {
     expect(show.stdout).toMatch(/produced\s+[\d,]+\s+[\d,]+/);
     // The whole machine over the measured phase, and the disk under the bundled broker's data.
     expect(show.stdout).toMatch(
-      /\nthis machine: \d+% of its \d+ cores busy; (the disk under the broker's data \(\w+\) wrote [\d,]+ MB|no disk figure \(the broker's data is elsewhere, or on no single disk of this machine\))/,
+      /\nthis machine: \d+% of its \d+ cores busy( \(\d+\.\d\d cores of it outside kbench\))?; (the disk under the broker's data \(\w+\) wrote [\d,]+ MB|no disk figure \(the broker's data is elsewhere, or on no single disk of this machine\))/,
     );
     expect(record.summary.machine.cores).toBe(os.cpus().length);
 

@@ -85,6 +85,23 @@ describe('SummaryTable', () => {
     expect(render(<SummaryTable summary={summary} />).queryByTestId('summary-machine')).toBeNull();
   });
 
+  it('says how many cores were busy outside kbench, and warns when that was something else of weight', () => {
+    const quiet = { cpuBusy: 0.6, cores: 2, disk: 'vda', diskWrittenBytes: 0, othersCores: 0.04 };
+    const first = render(<SummaryTable summary={{ ...summary, machine: quiet }} />);
+    expect(first.getByTestId('summary-machine-cpu').textContent).toBe(
+      '60% of its 2 cores busy (0.04 cores of it outside kbench)',
+    );
+    expect(first.queryByTestId('machine-share-warning')).toBeNull();
+    cleanup();
+    const shared = { ...quiet, cpuBusy: 0.95, othersCores: 0.93 };
+    const warning = render(<SummaryTable summary={{ ...summary, machine: shared }} />).getByTestId(
+      'machine-share-warning',
+    );
+    expect(warning.textContent).toContain(
+      "something besides this run kept 0.9 of this machine's 2 cores busy on average while it was measured",
+    );
+  });
+
   it('warns when the client, not the target, set the pace', () => {
     const busy = { ...summary, client: { ...summary.client!, producerBusy: 0.98 } };
     const warning = render(<SummaryTable summary={busy} />).getByTestId('client-pace-warning');

@@ -1,7 +1,7 @@
 // What the whole machine did during a run: the bytes the disk under a directory wrote, and how busy its
 // CPUs were. Read from /proc before and after, so a figure covers everything on the machine in that
 // time (the broker, the client, the kernel's writeback), not one process.
-import { existsSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** One reading of the counters. */
@@ -11,6 +11,10 @@ export interface HostReading {
   /** CPU time since boot, in ticks of every core: busy (not idle or waiting for I/O) and in all. */
   cpuBusy: number;
   cpuTotal: number;
+  /** The part of cpuBusy that processes ran (user, nice, system: not interrupts, not stolen by the host). */
+  cpuProcesses: number;
+  /** Ticks of the process tree given to readHost (kbench's own), or null without one. */
+  treeTicks: number | null;
 }
 
 /** What happened between two readings. */
@@ -19,6 +23,11 @@ export interface HostUse {
   diskBytes: number | null;
   /** Share of all cores' time that was busy, 0..1. */
   cpuBusy: number;
+  /**
+   * Share of all cores' time that processes outside the tree (and the kernel's own threads) ran,
+   * 0..1, or null without a tree.
+   */
+  othersBusy: number | null;
 }
 
 /**
@@ -36,8 +45,8 @@ export function diskOf(dir: string): string | null {
   return existsSync(join(device, 'partition')) ? basename(dirname(device)) : basename(device);
 }
 
-/** The counters now, for the disk named `disk` (from diskOf). */
-export function readHost(disk: string | null): HostReading {
+/** The counters now, for the disk named `disk` (from diskOf) and, given one, a process tree. */
+export function readHost(disk: string | null, tree?: ProcessTreeCpu): HostReading {
   let sectorsWritten: number | null = null;
   if (disk !== null) {
     for (const line of readFileSync('/proc/diskstats', 'utf8').split('\n')) {
@@ -51,13 +60,20 @@ export function readHost(disk: string | null): HostReading {
   const ticks = cpu.slice(1, 9).map(Number);
   const cpuTotal = ticks.reduce((sum, t) => sum + t, 0);
   const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
-  return { sectorsWritten, cpuBusy: cpuTotal - idle, cpuTotal };
+  const cpuProcesses = (ticks[0] ?? 0) + (ticks[1] ?? 0) + (ticks[2] ?? 0);
+  return {
+    sectorsWritten,
+    cpuBusy: cpuTotal - idle,
+    cpuTotal,
+    cpuProcesses,
+    treeTicks: tree?.read() ?? null,
+  };
 }
 
 /** readHost, or null where the counters cannot be read (no /proc: not Linux). */
-export function tryReadHost(disk: string | null): HostReading | null {
+export function tryReadHost(disk: string | null, tree?: ProcessTreeCpu): HostReading | null {
   try {
-    return readHost(disk);
+    return readHost(disk, tree);
   } catch {
     return null;
   }
@@ -71,5 +87,144 @@ export function hostUse(before: HostReading, after: HostReading): HostUse {
         ? null
         : (after.sectorsWritten - before.sectorsWritten) * 512,
     cpuBusy: total > 0 ? (after.cpuBusy - before.cpuBusy) / total : 0,
+    othersBusy:
+      before.treeTicks === null || after.treeTicks === null || total <= 0
+        ? null
+        : Math.min(
+            1,
+            Math.max(
+              0,
+              (after.cpuProcesses - before.cpuProcesses - (after.treeTicks - before.treeTicks)) / total,
+            ),
+          ),
   };
+}
+
+/** A process's parent, start time and CPU ticks (its own and its reaped children's), or null once it is gone. */
+function readStat(pid: number): { ppid: number; start: number; ticks: number } | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return null;
+  }
+  // pid (comm) state ppid ...: comm may hold spaces and parentheses, so fields count from the last ')'.
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  return { ppid: Number(f[1]), start: Number(f[19]), ticks };
+}
+
+/**
+ * The CPU ticks a process and every process under it used (a bundled broker in its own processes, a
+ * managed Apache Kafka's JVMs), for telling kbench's own CPU from the rest of the machine's. Its
+ * descendants are found by a walk of /proc at most every `rescanMs`; in between only the processes
+ * already found are read. A process that ends leaves its ticks to its parent (reaped children count
+ * in the parent's), so the total stays whole.
+ */
+export class ProcessTreeCpu {
+  /** pid -> its start time, to tell a reused pid. */
+  private readonly tracked = new Map<number, number>();
+  private lastScan = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly roots: readonly number[],
+    private readonly rescanMs = 5_000,
+  ) {}
+
+  /** The trees' ticks since each of their processes started, or null when a root cannot be read. */
+  read(now = performance.now()): number | null {
+    if (now - this.lastScan >= this.rescanMs) {
+      this.scan();
+      this.lastScan = now;
+    }
+    let total = 0;
+    let roots = 0;
+    for (const [pid, start] of this.tracked) {
+      const stat = readStat(pid);
+      if (stat === null || stat.start !== start) {
+        this.tracked.delete(pid);
+        continue;
+      }
+      if (this.roots.includes(pid)) roots++;
+      total += stat.ticks;
+    }
+    return roots === this.roots.length ? total : null;
+  }
+
+  private scan(): void {
+    const children = new Map<number, { pid: number; start: number }[]>();
+    let names: string[];
+    try {
+      names = readdirSync('/proc');
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const code = name.charCodeAt(0);
+      if (code < 48 || code > 57) continue;
+      const pid = Number(name);
+      const stat = readStat(pid);
+      if (stat === null) continue;
+      if (this.roots.includes(pid)) this.tracked.set(pid, stat.start);
+      const siblings = children.get(stat.ppid) ?? [];
+      siblings.push({ pid, start: stat.start });
+      children.set(stat.ppid, siblings);
+    }
+    const queue = [...this.roots];
+    for (let pid = queue.pop(); pid !== undefined; pid = queue.pop()) {
+      for (const child of children.get(pid) ?? []) {
+        this.tracked.set(child.pid, child.start);
+        queue.push(child.pid);
+      }
+    }
+  }
+}
+
+/**
+ * The processes listening on these local TCP ports (a broker this machine runs that kbench did not
+ * start), from /proc/net/tcp and tcp6 and each process's open sockets; null when a port has no
+ * listener whose process can be read (another user's, without the right to read its descriptors).
+ */
+export function listenerPids(ports: readonly number[]): number[] | null {
+  const inodes = new Map<string, number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'latin1');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      // sl local_address rem_address st ... uid timeout inode
+      const f = line.trim().split(/\s+/);
+      if (f.length < 10 || f[3] !== '0A') continue;
+      const port = Number.parseInt(f[1]?.split(':').pop() ?? '', 16);
+      if (ports.includes(port)) inodes.set(`socket:[${f[9]}]`, port);
+    }
+  }
+  const found = new Map<number, number>();
+  if (inodes.size > 0) {
+    for (const name of readdirSync('/proc')) {
+      const code = name.charCodeAt(0);
+      if (code < 48 || code > 57) continue;
+      let fds: string[];
+      try {
+        fds = readdirSync(`/proc/${name}/fd`);
+      } catch {
+        continue;
+      }
+      for (const fd of fds) {
+        let link: string;
+        try {
+          link = readlinkSync(`/proc/${name}/fd/${fd}`);
+        } catch {
+          continue;
+        }
+        const port = inodes.get(link);
+        if (port !== undefined) found.set(port, Number(name));
+      }
+    }
+  }
+  if (ports.some((port) => !found.has(port))) return null;
+  return [...new Set(found.values())];
 }

@@ -37,8 +37,17 @@ export class Meter {
    */
   machine: { cores: number; disk: string | null } | null = null;
   private intervalMachine: HostUse | null = null;
-  /** Over the measured phase: busy share times ms, the ms, and disk bytes (null once any interval had none). */
-  private readonly measuredMachine = { busyMs: 0, ms: 0, diskBytes: 0 as number | null };
+  /**
+   * Over the measured phase: busy share times ms, the ms, disk bytes (null once any interval had
+   * none), and the share busy outside kbench's processes times ms, over the ms that had it.
+   */
+  private readonly measuredMachine = {
+    busyMs: 0,
+    ms: 0,
+    diskBytes: 0 as number | null,
+    othersMs: 0,
+    othersOf: 0,
+  };
   private intervalPublish = new LatencyHistogram();
   private intervalE2e = new LatencyHistogram();
   private readonly measuredPublish = new LatencyHistogram();
@@ -168,6 +177,10 @@ export class Meter {
           this.measuredMachine.diskBytes === null || machine.diskBytes === null
             ? null
             : this.measuredMachine.diskBytes + machine.diskBytes;
+        if (machine.othersBusy !== null) {
+          this.measuredMachine.othersMs += machine.othersBusy * intervalMs;
+          this.measuredMachine.othersOf += intervalMs;
+        }
       }
       if (this.intervalWireBytes !== null)
         this.measuredWireBytes = (this.measuredWireBytes ?? 0) + this.intervalWireBytes;
@@ -226,6 +239,13 @@ export class Meter {
               cores: this.machine.cores,
               disk: this.machine.disk,
               diskWrittenBytes: this.machine.disk === null ? null : this.measuredMachine.diskBytes,
+              othersCores:
+                this.measuredMachine.othersOf > 0
+                  ? round(
+                      (this.measuredMachine.othersMs / this.measuredMachine.othersOf) * this.machine.cores,
+                      2,
+                    )
+                  : null,
             },
           }
         : {}),

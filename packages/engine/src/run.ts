@@ -36,8 +36,9 @@ import { nativeDriver, nativeSecurity } from './drivers/native.js';
 import { captureEnvironment } from './environment.js';
 import { FaultTimeline } from './faults.js';
 import { findMaxRate } from './find-max.js';
-import { diskOf, type HostReading, hostUse, tryReadHost } from './host.js';
+import { diskOf, type HostReading, hostUse, ProcessTreeCpu, tryReadHost } from './host.js';
 import { Meter } from './meter.js';
+import { ownProcesses } from './own-processes.js';
 import { ProfileStore } from './profiles.js';
 import { faultRecoveries } from './recovery.js';
 import { FAULT_MARGIN_MS, SampleSchedule } from './sample-schedule.js';
@@ -138,6 +139,8 @@ export class ScenarioRun extends EventEmitter {
   /** The machine's counters at the last cut (null where they cannot be read), and the data's disk. */
   private lastHost: HostReading | null = null;
   private hostDisk: string | null = null;
+  /** The run's own processes (ownProcesses), found as load starts; null when they cannot be told. */
+  private ownCpu: ProcessTreeCpu | undefined;
   private findMax: FindMaxResult | null = null;
   /** Records preloaded so far and in all, while the backlog is being written. */
   private preloadProgress: { done: number; target: number } | null = null;
@@ -672,11 +675,13 @@ export class ScenarioRun extends EventEmitter {
       this.brokerStats = null;
     });
     await this.clusterMetrics?.reset();
+    const own = await ownProcesses(this.environment, this.fleet !== null).catch(() => null);
+    this.ownCpu = own ? new ProcessTreeCpu(own) : undefined;
     this.loadStartedAt = performance.now();
     if (this.fleet) this.fleet.loadStartedAt = this.loadStartedAt;
     const cpu = process.cpuUsage();
     this.lastCpuMicros = cpu.user + cpu.system;
-    this.lastHost = tryReadHost(this.hostDisk);
+    this.lastHost = tryReadHost(this.hostDisk, this.ownCpu);
     this.meter.machine = this.lastHost ? { cores: os.cpus().length, disk: this.hostDisk } : null;
     this.setPhase(this.warmupMs > 0 ? 'warmup' : 'measuring');
     let producing = producers !== null;
@@ -769,7 +774,7 @@ export class ScenarioRun extends EventEmitter {
     const cpu = process.cpuUsage();
     this.meter.addCpu(cpu.user + cpu.system - this.lastCpuMicros);
     this.lastCpuMicros = cpu.user + cpu.system;
-    const host = this.lastHost ? tryReadHost(this.hostDisk) : null;
+    const host = this.lastHost ? tryReadHost(this.hostDisk, this.ownCpu) : null;
     if (this.lastHost && host) {
       this.meter.addMachine(hostUse(this.lastHost, host));
       this.lastHost = host;

@@ -1,10 +1,13 @@
 // The whole machine's counters the durability benchmark puts beside each run: read from the real /proc,
 // around a real write to the disk and a real busy loop.
-import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { diskOf, hostUse, readHost } from '../src/host.js';
+import { diskOf, hostUse, listenerPids, ProcessTreeCpu, readHost } from '../src/host.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -41,4 +44,64 @@ it('counts busy CPU time as a share of all cores', () => {
   expect(spins).toBeGreaterThan(0);
   expect(cpuBusy).toBeGreaterThan(0);
   expect(cpuBusy).toBeLessThanOrEqual(1);
+});
+
+/** A node process that spins until it has used `cpuMs` of CPU (or 10 s passed). */
+const SPIN = (cpuMs: number) =>
+  `const end = Date.now() + 10000; while (process.cpuUsage().user < ${cpuMs * 1000} && Date.now() < end);`;
+
+/** Starts a spinning node whose parent shell exits at once, so it is no child of this process. */
+function spinOutside(cpuMs: number): number {
+  const out = execFileSync('sh', [
+    '-c',
+    `"$0" -e '${SPIN(cpuMs)}' >/dev/null 2>&1 & echo $!`,
+    process.execPath,
+  ]);
+  return Number(out.toString().trim());
+}
+
+async function gone(pid: number): Promise<void> {
+  while (existsSync(`/proc/${pid}`)) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+it("counts a process tree's CPU, its children's included, apart from the rest of the machine", async () => {
+  const tree = new ProcessTreeCpu([process.pid], 0);
+  const before = readHost(null, tree);
+  const child = spawn(process.execPath, ['-e', SPIN(600)]);
+  await once(child, 'exit');
+  const mid = readHost(null, tree);
+  // The child's 600 ms of CPU are the tree's: 60 ticks of 10 ms at least.
+  expect((mid.treeTicks ?? 0) - (before.treeTicks ?? 0)).toBeGreaterThanOrEqual(60);
+  const outside = spinOutside(600);
+  await gone(outside);
+  const after = readHost(null, tree);
+  // The outside spinner's 600 ms are not the tree's, and show as others' CPU.
+  expect((after.treeTicks ?? 0) - (mid.treeTicks ?? 0)).toBeLessThan(30);
+  const use = hostUse(mid, after);
+  expect((use.othersBusy ?? 0) * (after.cpuTotal - mid.cpuTotal)).toBeGreaterThanOrEqual(50);
+});
+
+it('finds the process listening on a local port, and none on a port nobody listens on', async () => {
+  const server = spawn(
+    process.execPath,
+    [
+      '-e',
+      "const s = require('net').createServer().listen(0, '127.0.0.1', () => console.log(s.address().port))",
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  try {
+    const [line] = (await once(server.stdout, 'data')) as [Buffer];
+    const port = Number(line.toString().trim());
+    expect(listenerPids([port])).toEqual([server.pid]);
+    const mine = createServer().listen(0, '127.0.0.1');
+    await once(mine, 'listening');
+    const own = (mine.address() as AddressInfo).port;
+    expect(listenerPids([port, own])?.sort()).toEqual([server.pid, process.pid].sort());
+    mine.close();
+    await once(mine, 'close');
+    expect(listenerPids([own])).toBeNull();
+  } finally {
+    server.kill();
+  }
 });

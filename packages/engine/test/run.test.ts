@@ -1,11 +1,12 @@
 // Runs real scenarios against the real bundled broker with kafkajs. No timing assertions:
 // figures are checked for consistency, not speed.
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startBroker } from '@kbench/broker-native';
 import { History } from '@kbench/history';
-import { parseScenario, ScenarioError, type ScenarioInput } from '@kbench/schema';
+import { machineShareWarning, parseScenario, ScenarioError, type ScenarioInput } from '@kbench/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diskOf, ScenarioRun, startRecordedRun } from '../src/index.js';
 
@@ -284,6 +285,37 @@ describe("the machine's CPU and disk", () => {
     const produced = measured.reduce((n, s) => n + s.producedBytes, 0);
     expect(produced).toBeGreaterThan(3 * 2_000 * 1024);
     expect(machine?.diskWrittenBytes).toBeGreaterThan(produced * 0.9);
+  });
+});
+
+describe('a machine shared with something else', () => {
+  it('is said: the cores busy outside kbench, and the warning', async () => {
+    // Spinners whose parent shell exits at once: no children of this process. At least 15% of the
+    // cores, for 6 s of CPU each (or 10 s), while a 3 s run measures.
+    const count = Math.max(1, Math.ceil(os.cpus().length * 0.15));
+    const spin = `const end = Date.now() + 10000; while (process.cpuUsage().user < 6000000 && Date.now() < end);`;
+    const pids = Array.from({ length: count }, () =>
+      Number(
+        execFileSync('sh', ['-c', `"$0" -e '${spin}' >/dev/null 2>&1 & echo $!`, process.execPath])
+          .toString()
+          .trim(),
+      ),
+    );
+    try {
+      const outcome = await run({ duration: '3s', warmup: '1s', producers: { rate: 1_000 } });
+      expect(outcome.status, String(outcome.error)).toBe('completed');
+      const others = outcome.summary?.machine?.othersCores ?? 0;
+      expect(others).toBeGreaterThanOrEqual(0.5);
+      expect(machineShareWarning(outcome.summary!)).toMatch(
+        /^something besides this run kept \d+\.\d of this machine's \d+ cores busy on average while it was measured/,
+      );
+    } finally {
+      for (const pid of pids) {
+        try {
+          process.kill(pid);
+        } catch {}
+      }
+    }
   });
 });
 

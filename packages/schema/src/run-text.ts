@@ -78,7 +78,11 @@ export function rateShortfallWarning(scenario: PacedScenario, summary: RunSummar
 export function machineText(summary: RunSummary): string | null {
   const m = summary.machine;
   if (!m) return null;
-  const cpu = `this machine: ${Math.round(m.cpuBusy * 100)}% of its ${m.cores} cores busy`;
+  const others =
+    m.othersCores === null || m.othersCores === undefined
+      ? ''
+      : ` (${m.othersCores.toFixed(2)} cores of it outside kbench)`;
+  const cpu = `this machine: ${Math.round(m.cpuBusy * 100)}% of its ${m.cores} cores busy${others}`;
   if (m.disk === null || m.diskWrittenBytes === null)
     return `${cpu}; no disk figure (the broker's data is elsewhere, or on no single disk of this machine)`;
   const per = diskWritesPerProduced(summary);
@@ -87,6 +91,23 @@ export function machineText(summary: RunSummary): string | null {
 }
 
 const MIB = 1024 * 1024;
+
+/** A run shared its machine when at least this many cores were busy outside kbench on average... */
+export const OTHERS_CORES_LIMIT = 0.5;
+/** ...and at least this share of the machine's cores. */
+export const OTHERS_SHARE_LIMIT = 0.1;
+
+/**
+ * The warning for a run during whose measured phase something besides kbench kept the machine's
+ * cores busy (another benchmark, a build, a broker left running), or null.
+ */
+export function machineShareWarning(summary: RunSummary): string | null {
+  const m = summary.machine;
+  const others = m?.othersCores;
+  if (!m || others === null || others === undefined) return null;
+  if (others < OTHERS_CORES_LIMIT || others < OTHERS_SHARE_LIMIT * m.cores) return null;
+  return `something besides this run kept ${others.toFixed(1)} of this machine's ${m.cores} cores busy on average while it was measured (processes kbench did not start, and the kernel's own threads): these figures are not those of a run alone`;
+}
 
 /** The bytes the data's disk wrote over the value bytes produced in the measured phase, or null. */
 export function diskWritesPerProduced(summary: RunSummary): number | null {

@@ -129,6 +129,12 @@ export const machineUseSchema = z.object({
   disk: z.string().nullable(),
   /** Bytes that disk wrote (every writer on it), null without a disk. */
   diskWrittenBytes: z.number().nullable(),
+  /**
+   * Cores busy on average outside kbench's own processes (this process and those it started: a
+   * managed Kafka's JVMs, a bundled cluster's nodes), the kernel's own threads included; null where
+   * it could not be told, absent in older runs.
+   */
+  othersCores: z.number().nullable().optional(),
 });
 export type MachineUse = z.infer<typeof machineUseSchema>;
 

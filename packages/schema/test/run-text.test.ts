@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   clientPaceWarning,
   faultText,
+  machineShareWarning,
   machineText,
   type RunSummary,
   rateShortfallWarning,
@@ -173,5 +174,37 @@ describe('machineText', () => {
       "this machine: 10% of its 2 cores busy; the disk under the broker's data (vda) wrote 1 MB",
     );
     expect(machineText(base)).toBeNull();
+  });
+});
+
+describe('machineShareWarning', () => {
+  const summary = (cores: number, othersCores: number | null | undefined): RunSummary => ({
+    measuredSeconds: 10,
+    produced: { records: 1_000, recordsPerSec: 100, mbPerSec: 1, wireMbPerSec: null, errors: 0 },
+    consumed: { records: 0, recordsPerSec: 0, mbPerSec: 0 },
+    publishLatencyMs: null,
+    endToEndLatencyMs: null,
+    machine: {
+      cpuBusy: 0.9,
+      cores,
+      disk: null,
+      diskWrittenBytes: null,
+      ...(othersCores === undefined ? {} : { othersCores }),
+    },
+  });
+
+  it('warns from half a core and a tenth of the machine busy outside kbench', () => {
+    expect(machineShareWarning(summary(2, 0.5))).toBe(
+      "something besides this run kept 0.5 of this machine's 2 cores busy on average while it was measured (processes kbench did not start, and the kernel's own threads): these figures are not those of a run alone",
+    );
+    expect(machineShareWarning(summary(2, 0.49))).toBeNull();
+    // On 16 cores a tenth is 1.6 cores.
+    expect(machineShareWarning(summary(16, 1.5))).toBeNull();
+    expect(machineShareWarning(summary(16, 1.6))).toMatch(/kept 1\.6 of this machine's 16 cores/);
+  });
+
+  it('says nothing where it could not be told, or in runs stored before it was', () => {
+    expect(machineShareWarning(summary(2, null))).toBeNull();
+    expect(machineShareWarning(summary(2, undefined))).toBeNull();
   });
 });

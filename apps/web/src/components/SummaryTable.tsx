@@ -5,6 +5,7 @@ import {
   clientPaceWarning,
   diskWritesPerProduced,
   type LatencySummary,
+  machineShareWarning,
   type RunSummary,
   rateShortfallWarning,
   type Scenario,
@@ -82,6 +83,7 @@ function Machine({ summary }: { summary: RunSummary }) {
   const m = summary.machine;
   if (!m) return null;
   const per = diskWritesPerProduced(summary);
+  const shared = machineShareWarning(summary);
   return (
     <div className="summary-wide" data-testid="summary-machine">
       <table className="table compact kv">
@@ -91,6 +93,9 @@ function Machine({ summary }: { summary: RunSummary }) {
             <th scope="row">CPU</th>
             <td data-testid="summary-machine-cpu">
               {Math.round(m.cpuBusy * 100)}% of its {m.cores} cores busy
+              {typeof m.othersCores === 'number'
+                ? ` (${m.othersCores.toFixed(2)} cores of it outside kbench)`
+                : ''}
             </td>
           </tr>
           <tr>
@@ -103,6 +108,11 @@ function Machine({ summary }: { summary: RunSummary }) {
           </tr>
         </tbody>
       </table>
+      {shared && (
+        <div className="warning-note" role="note" data-testid="machine-share-warning">
+          Warning: {shared}
+        </div>
+      )}
     </div>
   );
 }
