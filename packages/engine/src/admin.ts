@@ -124,7 +124,8 @@ export async function createTopics(
       let made: boolean;
       try {
         made = await admin.createTopics({
-          waitForLeaders: true,
+          // kafkajs's own wait gives up at the first UNKNOWN_TOPIC_OR_PARTITION: waitForLeaders below.
+          waitForLeaders: false,
           timeout: 60_000,
           topics: batch.map((topic) => ({
             topic,
@@ -147,9 +148,45 @@ export async function createTopics(
         );
       }
       created.push(...batch);
+      await waitForLeaders(admin, batch);
     }
     return { reused: existing };
   });
+}
+
+/** How long the partitions of newly created topics may take to get leaders. */
+const LEADERS_TIMEOUT_MS = 60_000;
+
+/**
+ * Waits until the cluster's metadata names a leader for every partition of `topics`, just created.
+ * A broker answers UNKNOWN_TOPIC_OR_PARTITION for a topic the controller has created until it has
+ * learned of it, which takes longer on a busy cluster (one deleting hundreds of topics, say), and
+ * kafkajs's own wait stops at that answer; here every retriable answer is waited out.
+ */
+async function waitForLeaders(admin: Admin, topics: string[]): Promise<void> {
+  const deadline = Date.now() + LEADERS_TIMEOUT_MS;
+  for (let attempt = 1; ; attempt++) {
+    let why: string;
+    try {
+      const described = (await admin.fetchTopicMetadata({ topics })).topics;
+      const leaderless = described.find(
+        (t) => t.partitions.length === 0 || t.partitions.some((p) => p.leader < 0),
+      );
+      if (described.length >= topics.length && leaderless === undefined) return;
+      why = leaderless
+        ? `topic ${leaderless.name} has a partition without a leader`
+        : 'not every topic is known yet';
+    } catch (err) {
+      if ((err as { retriable?: unknown }).retriable !== true) throw err;
+      why = err instanceof Error ? err.message : String(err);
+    }
+    if (Date.now() >= deadline) {
+      throw new Error(
+        `topics ${topics[0]}${topics.length > 1 ? ` (and ${topics.length - 1} more)` : ''} were created, but had no leaders within ${LEADERS_TIMEOUT_MS / 1000} s: ${why}`,
+      );
+    }
+    await delay(Math.min(1_000, 50 * attempt));
+  }
 }
 
 /**
