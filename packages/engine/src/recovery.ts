@@ -26,8 +26,20 @@ export interface RecoveryInput {
   targetRate: number | null;
 }
 
-/** Sample start in seconds since load began. */
-const startOf = (s: Sample) => s.t - s.intervalMs / 1000;
+/**
+ * Each sample's start in seconds since load began: its end less its length, but never before the
+ * end of the sample before it. Stored times and lengths are rounded separately (t to 0.1 s or to the
+ * ms, the length to the ms), so two samples can seem to overlap by a ms; counted twice, that ms made
+ * a fault's time without acks (1.001 s) longer than its time to recovery (1 s).
+ */
+function sampleStarts(samples: Sample[]): Map<Sample, number> {
+  const starts = new Map<Sample, number>();
+  samples.forEach((s, i) => {
+    const before = samples[i - 1];
+    starts.set(s, before ? Math.max(s.t - s.intervalMs / 1000, before.t) : s.t - s.intervalMs / 1000);
+  });
+  return starts;
+}
 const round3 = (v: number) => Math.round(v * 1000) / 1000;
 
 /**
@@ -42,6 +54,8 @@ const acted = (f: FaultEvent) => f.error === null || f.action === 'command';
  */
 export function faultRecoveries(faults: FaultEvent[], input: RecoveryInput): (SampledRecovery | null)[] {
   const { samples } = input;
+  const starts = sampleStarts(samples);
+  const startOf = (s: Sample) => starts.get(s) ?? s.t - s.intervalMs / 1000;
   const producing = samples.some((s) => s.producedRecords > 0);
   const loadEnd = samples.at(-1)?.t ?? 0;
   const done: { t: number; recovery: SampledRecovery }[] = [];

@@ -78,6 +78,20 @@ describe('faultRecoveries', () => {
     expect(r?.publishP99Ms).toBeGreaterThanOrEqual(999);
   });
 
+  it('counts no ms twice where stored sample times and lengths, each rounded, seem to overlap', () => {
+    // As a real run stored them: fine samples 100 ms apart whose lengths were rounded up to 101 ms.
+    const samples = series([
+      ...steady(5, 1000, 1000),
+      ...Array.from({ length: 10 }, () => [100, 0] as [number, number]),
+      ...steady(30, 100, 1000),
+    ]).map((s) => (s.producedRecords === 0 ? { ...s, intervalMs: 101 } : s));
+    const intervals = latencies(samples, () => 5);
+    const [r] = faultRecoveries([fault(5)], { samples, intervals, targetRate: null });
+    // Summed as they are, the empty samples would span 1.009 s; acks were back after 1 s.
+    expect(r?.noAckSec).toBe(1);
+    expect(r?.recoverySec).toBe(1);
+  });
+
   it('never recovers: the level is not reached again before load ends, and the note says so', () => {
     const samples = series([...steady(5, 1000, 1000), ...steady(20, 100, 0), ...steady(20, 100, 500)]);
     const [r] = faultRecoveries([fault(5)], { samples, intervals: [], targetRate: null });
