@@ -178,13 +178,16 @@ export function machineDiskChart(runs: RunSeries[]): ChartSpec {
   ]);
 }
 
-/** The share of all the machine's cores that was busy each second (everything on it), in %. */
+/**
+ * The share of all the machine's cores that was busy each second (everything on it), and the part
+ * of it outside the run's own processes, in %.
+ */
 export function machineCpuChart(runs: RunSeries[]): ChartSpec {
+  const percent = (share: number | null | undefined) =>
+    typeof share === 'number' ? Math.round(share * 1000) / 10 : null;
   return timeChart({ id: 'machine-cpu', title: 'This machine: CPU busy', yName: '%' }, runs, [
-    {
-      name: 'busy',
-      value: (s) => (typeof s.machineCpuBusy === 'number' ? Math.round(s.machineCpuBusy * 1000) / 10 : null),
-    },
+    { name: 'busy', value: (s) => percent(s.machineCpuBusy) },
+    { name: 'outside kbench', value: (s) => percent(s.machineOthersBusy), lineType: 'dashed' },
   ]);
 }
 

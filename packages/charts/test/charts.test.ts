@@ -104,6 +104,7 @@ describe('units and axes', () => {
     const run = samples(3).map((s, i) => ({
       ...s,
       machineCpuBusy: 0.5 + i * 0.1,
+      machineOthersBusy: i === 2 ? null : 0.05,
       // The disk was not read in the second second: a gap, not a zero.
       diskWrittenBytes: i === 1 ? null : 2 * s.producedBytes,
     }));
@@ -112,7 +113,10 @@ describe('units and axes', () => {
     expect(axisName(specs[4]!, 'yAxis')).toBe('%');
     const at = (series: LineSeriesOption | undefined, i: number) =>
       (series?.data?.[i] as number[] | undefined)?.[1];
-    expect([0, 1, 2].map((i) => at(seriesOf(specs[4]!)[0], i))).toEqual([50, 60, 70]);
+    const [busy, outside] = seriesOf(specs[4]!);
+    expect([0, 1, 2].map((i) => at(busy, i))).toEqual([50, 60, 70]);
+    expect(outside?.name).toBe('outside kbench');
+    expect([0, 1, 2].map((i) => at(outside, i))).toEqual([5, 5, null]);
     expect(axisName(specs[5]!, 'yAxis')).toBe('MiB/s');
     const [disk, produced] = seriesOf(specs[5]!);
     expect(disk?.name).toBe('disk writes');

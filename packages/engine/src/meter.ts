@@ -143,6 +143,8 @@ export class Meter {
     };
     if (this.intervalMachine) {
       sample.machineCpuBusy = Number(this.intervalMachine.cpuBusy.toFixed(3));
+      const others = this.intervalMachine.othersBusy;
+      sample.machineOthersBusy = others === null ? null : Number(others.toFixed(3));
       sample.diskWrittenBytes = this.intervalMachine.diskBytes;
     }
     this.lastHistograms = {

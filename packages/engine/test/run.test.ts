@@ -277,6 +277,9 @@ describe("the machine's CPU and disk", () => {
     for (const s of outcome.samples) {
       expect(s.machineCpuBusy).toBeGreaterThanOrEqual(0);
       expect(s.machineCpuBusy).toBeLessThanOrEqual(1);
+      // Outside the run's own processes: a part of the busy share.
+      expect(s.machineOthersBusy).toBeGreaterThanOrEqual(0);
+      expect(s.machineOthersBusy).toBeLessThanOrEqual(s.machineCpuBusy ?? 0);
       expect(s.diskWrittenBytes).toBeGreaterThanOrEqual(0);
     }
     expect(machine?.diskWrittenBytes).toBe(measured.reduce((n, s) => n + (s.diskWrittenBytes ?? 0), 0));

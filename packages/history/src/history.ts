@@ -66,7 +66,7 @@ export interface SampleHistograms {
   e2e: Uint8Array | null;
 }
 
-/** Rows per INSERT when appending samples (19 parameters each). */
+/** Rows per INSERT when appending samples (20 parameters each). */
 const SAMPLE_ROWS_PER_INSERT = 256;
 
 export class History {

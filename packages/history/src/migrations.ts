@@ -116,6 +116,7 @@ export const MIGRATIONS: readonly Migration[] = [
     statements: [
       // Null in samples stored before they were read, or where /proc could not be.
       'ALTER TABLE samples ADD COLUMN machine_cpu_busy DOUBLE',
+      'ALTER TABLE samples ADD COLUMN machine_others_busy DOUBLE',
       'ALTER TABLE samples ADD COLUMN disk_written_bytes DOUBLE',
     ],
   },

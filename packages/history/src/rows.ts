@@ -74,6 +74,7 @@ export const SAMPLE_FIGURES: readonly (readonly [string, (s: Sample) => number |
   ['e2e_p99_ms', (s) => s.e2eP99Ms],
   ['e2e_max_ms', (s) => s.e2eMaxMs],
   ['machine_cpu_busy', (s) => s.machineCpuBusy ?? null],
+  ['machine_others_busy', (s) => s.machineOthersBusy ?? null],
   ['disk_written_bytes', (s) => s.diskWrittenBytes ?? null],
 ];
 
@@ -196,7 +197,11 @@ export function toSample(row: Row): Sample {
     // Both absent where the machine was not read (older runs); the disk alone is null without one.
     ...(row.machine_cpu_busy === null || row.machine_cpu_busy === undefined
       ? {}
-      : { machineCpuBusy: num(row.machine_cpu_busy), diskWrittenBytes: numOrNull(row.disk_written_bytes) }),
+      : {
+          machineCpuBusy: num(row.machine_cpu_busy),
+          machineOthersBusy: numOrNull(row.machine_others_busy),
+          diskWrittenBytes: numOrNull(row.disk_written_bytes),
+        }),
     ...(broker === undefined ? {} : { broker: JSON.parse(broker) as Sample['broker'] }),
   };
 }

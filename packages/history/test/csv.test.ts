@@ -9,19 +9,19 @@ describe('samplesToCsv', () => {
     expect(header).toBe(
       't,interval_ms,warmup,produced_records,produced_bytes,consumed_records,consumed_bytes,errors,backlog,' +
         'publish_p50_ms,publish_p99_ms,publish_max_ms,e2e_p50_ms,e2e_p99_ms,e2e_max_ms,' +
-        'machine_cpu_busy,disk_written_bytes',
+        'machine_cpu_busy,machine_others_busy,disk_written_bytes',
     );
-    expect(row).toBe('1,1000,true,1000,100000,900,90000,0,100,1.25,4.5,12,,,,,');
+    expect(row).toBe('1,1000,true,1000,100000,900,90000,0,100,1.25,4.5,12,,,,,,');
     expect(rest).toBe('');
   });
 
   it("writes the machine's CPU and the data disk's writes, the disk empty where there is none", () => {
     const [, onDisk, noDisk] = samplesToCsv([
-      { ...makeSample(1), machineCpuBusy: 0.875, diskWrittenBytes: 262144000 },
-      { ...makeSample(2), machineCpuBusy: 0.5, diskWrittenBytes: null },
+      { ...makeSample(1), machineCpuBusy: 0.875, machineOthersBusy: 0.02, diskWrittenBytes: 262144000 },
+      { ...makeSample(2), machineCpuBusy: 0.5, machineOthersBusy: null, diskWrittenBytes: null },
     ]).split('\r\n');
-    expect(onDisk).toMatch(/,0\.875,262144000$/);
-    expect(noDisk).toMatch(/,0\.5,$/);
+    expect(onDisk).toMatch(/,0\.875,0\.02,262144000$/);
+    expect(noDisk).toMatch(/,0\.5,,$/);
   });
 
   it('writes only the header for no samples', () => {

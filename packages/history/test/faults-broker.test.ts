@@ -51,13 +51,21 @@ describe('faults and broker figures', () => {
     const run = makeRun();
     await history.createRun(run);
     await history.appendSamples(run.id, [
-      makeSample(1, { machineCpuBusy: 0.875, diskWrittenBytes: 262144000 }),
-      makeSample(2, { machineCpuBusy: 0.25, diskWrittenBytes: null }),
+      makeSample(1, { machineCpuBusy: 0.875, machineOthersBusy: 0.125, diskWrittenBytes: 262144000 }),
+      makeSample(2, { machineCpuBusy: 0.25, machineOthersBusy: null, diskWrittenBytes: null }),
       makeSample(3),
     ]);
     const samples = await history.getSamples(run.id);
-    expect(samples[0]).toMatchObject({ machineCpuBusy: 0.875, diskWrittenBytes: 262144000 });
-    expect(samples[1]).toMatchObject({ machineCpuBusy: 0.25, diskWrittenBytes: null });
+    expect(samples[0]).toMatchObject({
+      machineCpuBusy: 0.875,
+      machineOthersBusy: 0.125,
+      diskWrittenBytes: 262144000,
+    });
+    expect(samples[1]).toMatchObject({
+      machineCpuBusy: 0.25,
+      machineOthersBusy: null,
+      diskWrittenBytes: null,
+    });
     expect(samples[2]).not.toHaveProperty('machineCpuBusy');
     expect(samples[2]).not.toHaveProperty('diskWrittenBytes');
   });

@@ -106,6 +106,11 @@ export const sampleSchema = z.object({
    */
   machineCpuBusy: z.number().nullable().optional(),
   /**
+   * The part of it that ran outside the run's own processes (summary.machine.othersCores), 0..1;
+   * null where that could not be told.
+   */
+  machineOthersBusy: z.number().nullable().optional(),
+  /**
    * Bytes the disk under the broker's data directory wrote in the interval (every writer on that
    * disk), from /proc/diskstats; null when the broker's data is elsewhere, or on no single disk of this
    * machine (tmpfs; a file system over several devices).
