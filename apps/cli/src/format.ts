@@ -112,7 +112,11 @@ function latencyRow(label: string, l: LatencySummary | null): string[] {
   ];
 }
 
-export function summaryText(summary: RunSummary | null, scenario?: Scenario): string {
+export function summaryText(
+  summary: RunSummary | null,
+  scenario?: Scenario,
+  concurrentWith?: readonly string[],
+): string {
   if (!summary) return 'No measured samples (the run ended during warm-up).';
   const throughput = table(
     [
@@ -144,7 +148,7 @@ export function summaryText(summary: RunSummary | null, scenario?: Scenario): st
   const shortfall = scenario ? rateShortfallWarning(scenario, summary) : null;
   const pace = clientPaceWarning(summary.client);
   const client = summary.client ? `\n${clientText(summary.client)}${pace ? `\nwarning: ${pace}` : ''}` : '';
-  const shared = machineShareWarning(summary);
+  const shared = machineShareWarning(summary, concurrentWith);
   const machine = [machineText(summary), shared && `warning: ${shared}`].filter(Boolean).join('\n');
   const wire =
     summary.produced.wireMbPerSec === null

@@ -125,8 +125,8 @@ describe('kbench run while another run is going', () => {
     );
     expect((await kbench(['export', firstId, '--csv', '--out', home])).code).toBe(0);
     const csv = await readFile(path.join(home, `kbench-${firstId}-summary.csv`), 'utf8');
-    expect(csv.split('\r\n')[0]).toMatch(/,concurrent_with$/);
-    expect(csv.split('\r\n')[1]).toMatch(new RegExp(`,${besideId}$`));
+    expect(csv.split('\r\n')[0]).toMatch(/,concurrent_with,machine_cpu_busy,disk_written_bytes$/);
+    expect(csv.split('\r\n')[1]).toMatch(new RegExp(`,${besideId},[\\d.]+,\\d*$`));
 
     // Both runs have ended: the slot is free, and a run alone says nothing of the kind.
     const alone = await kbench([

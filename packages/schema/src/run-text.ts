@@ -99,9 +99,11 @@ export const OTHERS_SHARE_LIMIT = 0.1;
 
 /**
  * The warning for a run during whose measured phase something besides kbench kept the machine's
- * cores busy (another benchmark, a build, a broker left running), or null.
+ * cores busy (another benchmark, a build, a broker left running), or null. A run that went on beside
+ * other kbench runs (`concurrentWith`) has its own warning, which says as much: none here.
  */
-export function machineShareWarning(summary: RunSummary): string | null {
+export function machineShareWarning(summary: RunSummary, concurrentWith?: readonly string[]): string | null {
+  if (concurrentWith && concurrentWith.length > 0) return null;
   const m = summary.machine;
   const others = m?.othersCores;
   if (!m || others === null || others === undefined) return null;

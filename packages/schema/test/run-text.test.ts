@@ -203,6 +203,11 @@ describe('machineShareWarning', () => {
     expect(machineShareWarning(summary(16, 1.6))).toMatch(/kept 1\.6 of this machine's 16 cores/);
   });
 
+  it('leaves the warning to the one about concurrent kbench runs, where there were any', () => {
+    expect(machineShareWarning(summary(2, 1.2), ['a1b2c3d4e5f6'])).toBeNull();
+    expect(machineShareWarning(summary(2, 1.2), [])).not.toBeNull();
+  });
+
   it('says nothing where it could not be told, or in runs stored before it was', () => {
     expect(machineShareWarning(summary(2, null))).toBeNull();
     expect(machineShareWarning(summary(2, undefined))).toBeNull();

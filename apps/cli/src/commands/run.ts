@@ -482,7 +482,7 @@ export async function runPlans(
         progress?.end();
         if (!json)
           process.stdout.write(
-            `\n${runHeader(record)}\n\n${summaryText(record.summary, record.scenario)}${agentsText(record.environment.agents)}${faultsText(record.faults)}\n`,
+            `\n${runHeader(record)}\n\n${summaryText(record.summary, record.scenario, record.concurrentWith)}${agentsText(record.environment.agents)}${faultsText(record.faults)}\n`,
           );
       },
     });

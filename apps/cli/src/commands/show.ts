@@ -16,7 +16,7 @@ export async function showCommand(argv: string[]): Promise<number> {
   } else {
     const scenario = scenarioToYaml(run.scenario).trimEnd().replace(/^/gm, '  ');
     process.stdout.write(
-      `${runHeader(run)}\n\n${summaryText(run.summary, run.scenario)}${agentsText(run.environment.agents)}${faultsText(run.faults)}\n\nscenario:\n${scenario}\n`,
+      `${runHeader(run)}\n\n${summaryText(run.summary, run.scenario, run.concurrentWith)}${agentsText(run.environment.agents)}${faultsText(run.faults)}\n\nscenario:\n${scenario}\n`,
     );
   }
   return 0;

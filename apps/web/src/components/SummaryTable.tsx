@@ -79,11 +79,11 @@ function LoadGenerator({ client }: { client: ClientLoad }) {
 }
 
 /** The whole machine's CPU and the disk under the broker's data, over the measured phase. */
-function Machine({ summary }: { summary: RunSummary }) {
+function Machine({ summary, concurrentWith }: { summary: RunSummary; concurrentWith?: readonly string[] }) {
   const m = summary.machine;
   if (!m) return null;
   const per = diskWritesPerProduced(summary);
-  const shared = machineShareWarning(summary);
+  const shared = machineShareWarning(summary, concurrentWith);
   return (
     <div className="summary-wide" data-testid="summary-machine">
       <table className="table compact kv">
@@ -117,7 +117,16 @@ function Machine({ summary }: { summary: RunSummary }) {
   );
 }
 
-export function SummaryTable({ summary, scenario }: { summary: RunSummary; scenario?: Scenario }) {
+export function SummaryTable({
+  summary,
+  scenario,
+  concurrentWith,
+}: {
+  summary: RunSummary;
+  scenario?: Scenario;
+  /** The other kbench runs it went on beside: their own warning says it shared the machine. */
+  concurrentWith?: readonly string[];
+}) {
   const shortfall = scenario ? rateShortfallWarning(scenario, summary) : null;
   return (
     <div className="summary" data-testid="summary">
@@ -184,7 +193,7 @@ export function SummaryTable({ summary, scenario }: { summary: RunSummary; scena
         </div>
       )}
       {summary.client && <LoadGenerator client={summary.client} />}
-      <Machine summary={summary} />
+      <Machine summary={summary} {...(concurrentWith ? { concurrentWith } : {})} />
     </div>
   );
 }

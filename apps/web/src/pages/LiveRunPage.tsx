@@ -221,7 +221,13 @@ export function LiveRunPage({ id }: { id: string }) {
         </p>
       )}
       {stored?.error && <ErrorNote error={stored.error} />}
-      {stored?.summary && <SummaryTable summary={stored.summary} scenario={stored.scenario} />}
+      {stored?.summary && (
+        <SummaryTable
+          summary={stored.summary}
+          scenario={stored.scenario}
+          {...(stored.concurrentWith ? { concurrentWith: stored.concurrentWith } : {})}
+        />
+      )}
       {stored?.faults && stored.faults.length > 0 && <FaultsTable faults={stored.faults} />}
       {!ended && <Headline last={last} />}
       {(samples.length > 0 || !ended) && (

@@ -214,7 +214,11 @@ export function RunPage({ id }: { id: string }) {
       <RunLabels record={record} onChange={setRecord} />
       {record.error && <ErrorNote error={record.error} />}
       {record.summary ? (
-        <SummaryTable summary={record.summary} scenario={record.scenario} />
+        <SummaryTable
+          summary={record.summary}
+          scenario={record.scenario}
+          {...(record.concurrentWith ? { concurrentWith: record.concurrentWith } : {})}
+        />
       ) : (
         <p className="muted">No summary: the run did not reach its measured phase.</p>
       )}
