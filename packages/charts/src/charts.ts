@@ -187,7 +187,13 @@ export function machineCpuChart(runs: RunSeries[]): ChartSpec {
     typeof share === 'number' ? Math.round(share * 1000) / 10 : null;
   return timeChart({ id: 'machine-cpu', title: 'This machine: CPU busy', yName: '%' }, runs, [
     { name: 'busy', value: (s) => percent(s.machineCpuBusy) },
-    { name: 'outside kbench', value: (s) => percent(s.machineOthersBusy), lineType: 'dashed' },
+    // A flat 0 is the news here: nothing else used the machine.
+    {
+      name: 'outside kbench',
+      value: (s) => percent(s.machineOthersBusy),
+      lineType: 'dashed',
+      keepZero: true,
+    },
   ]);
 }
 

@@ -51,6 +51,8 @@ export interface Metric {
   value: (sample: Sample) => number | null;
   lineType?: 'solid' | 'dashed' | 'dotted';
   width?: number;
+  /** Drawn even when it is 0 throughout, where a 0 says something; a line with no value at all is not. */
+  keepZero?: boolean;
 }
 
 export interface TimeChart {
@@ -66,7 +68,10 @@ export function perSecond(count: number, intervalMs: number): number | null {
   return intervalMs > 0 ? (count * 1000) / intervalMs : null;
 }
 
-/** Builds a chart of some metrics over time, one line per run and metric; lines that are all empty are left out. */
+/**
+ * Builds a chart of some metrics over time, one line per run and metric; lines that are all empty (or
+ * all 0, unless the metric keeps zeros) are left out.
+ */
 export function timeChart(chart: TimeChart, runs: RunSeries[], metrics: Metric[]): ChartSpec {
   const only = runs.length === 1 ? runs[0] : undefined;
   const subtitle = only?.id ? runIdentity(only.label, only.id) : undefined;
@@ -76,7 +81,9 @@ export function timeChart(chart: TimeChart, runs: RunSeries[], metrics: Metric[]
   withData.forEach((run, runIndex) => {
     const drawn = metrics
       .map((metric, metricIndex) => ({ metric, metricIndex, data: points(run.samples, metric, chart.yLog) }))
-      .filter((line, i) => i === 0 || line.data.some(([, y]) => y !== null && y !== 0));
+      .filter(
+        (line, i) => i === 0 || line.data.some(([, y]) => y !== null && (y !== 0 || line.metric.keepZero)),
+      );
     for (const [i, { metric, metricIndex, data }] of drawn.entries()) {
       const color = PALETTE[(withData.length === 1 ? metricIndex : runIndex) % PALETTE.length];
       series.push({

@@ -123,6 +123,12 @@ describe('units and axes', () => {
     expect(produced?.name).toBe('produced (values)');
     expect(at(disk, 1)).toBeNull();
     expect(at(disk, 0)).toBeCloseTo(2 * (at(produced, 0) as number), 9);
+    // Nothing outside kbench at all: a flat 0 is drawn, it says so. A run with no such figure has no line.
+    const alone = seriesOf(runCharts(run.map((s) => ({ ...s, machineOthersBusy: 0 })))[4]!);
+    expect(alone.map((s) => s.name)).toEqual(['busy', 'outside kbench']);
+    expect([0, 1, 2].map((i) => at(alone[1], i))).toEqual([0, 0, 0]);
+    const unknown = seriesOf(runCharts(run.map((s) => ({ ...s, machineOthersBusy: null })))[4]!);
+    expect(unknown.map((s) => s.name)).toEqual(['busy']);
     // A run on an external cluster reads the CPU only.
     const external = runCharts(run.map((s) => ({ ...s, diskWrittenBytes: null })));
     expect(external.map((s) => s.id).slice(4)).toEqual(['machine-cpu']);

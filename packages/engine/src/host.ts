@@ -47,27 +47,45 @@ export function diskOf(dir: string): string | null {
 
 /** The counters now, for the disk named `disk` (from diskOf) and, given one, a process tree. */
 export function readHost(disk: string | null, tree?: ProcessTreeCpu): HostReading {
-  let sectorsWritten: number | null = null;
-  if (disk !== null) {
-    for (const line of readFileSync('/proc/diskstats', 'utf8').split('\n')) {
-      const fields = line.trim().split(/\s+/);
-      // major minor name, reads, merged, sectors read, ms, writes, merged, sectors written, ...
-      if (fields[2] === disk && fields.length >= 10) sectorsWritten = Number(fields[9]);
-    }
-  }
-  // cpu user nice system idle iowait irq softirq steal (guest time is already in user).
-  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/) ?? [];
-  const ticks = cpu.slice(1, 9).map(Number);
-  const cpuTotal = ticks.reduce((sum, t) => sum + t, 0);
-  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
-  const cpuProcesses = (ticks[0] ?? 0) + (ticks[1] ?? 0) + (ticks[2] ?? 0);
   return {
-    sectorsWritten,
-    cpuBusy: cpuTotal - idle,
-    cpuTotal,
-    cpuProcesses,
+    sectorsWritten: disk === null ? null : sectorsWrittenIn(readFileSync('/proc/diskstats', 'utf8'), disk),
+    ...cpuTicksIn(readFileSync('/proc/stat', 'utf8')),
     treeTicks: tree?.read() ?? null,
   };
+}
+
+/**
+ * A counter from a /proc file. A field that is missing or not a whole number (a kernel whose format
+ * differs) throws rather than let NaN into a run's figures: tryReadHost then reports none.
+ */
+function counter(field: string | undefined, file: string): number {
+  const n = field === undefined || !/^\d+$/.test(field) ? Number.NaN : Number(field);
+  if (!Number.isSafeInteger(n))
+    throw new Error(`${file}: expected a counter, found ${JSON.stringify(field)}`);
+  return n;
+}
+
+/** The 512-byte sectors disk `disk` has written, from /proc/diskstats' text; null when it is not listed. */
+export function sectorsWrittenIn(diskstats: string, disk: string): number | null {
+  for (const line of diskstats.split('\n')) {
+    // major minor name, reads, merged, sectors read, ms, writes, merged, sectors written, ...
+    const fields = line.trim().split(/\s+/);
+    if (fields[2] === disk) return counter(fields[9], '/proc/diskstats');
+  }
+  return null;
+}
+
+/** The machine's CPU ticks from /proc/stat's text. */
+export function cpuTicksIn(stat: string): Pick<HostReading, 'cpuBusy' | 'cpuTotal' | 'cpuProcesses'> {
+  // cpu user nice system idle iowait irq softirq steal (guest time is already in user).
+  const cpu = stat.split('\n')[0]?.trim().split(/\s+/) ?? [];
+  if (cpu[0] !== 'cpu')
+    throw new Error(`/proc/stat: expected the cpu line first, found ${JSON.stringify(cpu[0])}`);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = Array.from({ length: 8 }, (_, i) =>
+    counter(cpu[i + 1], '/proc/stat'),
+  ) as [number, number, number, number, number, number, number, number];
+  const cpuTotal = user + nice + system + idle + iowait + irq + softirq + steal;
+  return { cpuBusy: cpuTotal - idle - iowait, cpuTotal, cpuProcesses: user + nice + system };
 }
 
 /** readHost, or null where the counters cannot be read (no /proc: not Linux). */
@@ -108,10 +126,20 @@ function readStat(pid: number): { ppid: number; start: number; ticks: number } |
   } catch {
     return null;
   }
+  return processStatIn(text);
+}
+
+/** A process's parent, start time and CPU ticks from its /proc/PID/stat text; null if it does not read as one. */
+export function processStatIn(text: string): { ppid: number; start: number; ticks: number } | null {
   // pid (comm) state ppid ...: comm may hold spaces and parentheses, so fields count from the last ')'.
   const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-  return { ppid: Number(f[1]), start: Number(f[19]), ticks };
+  try {
+    const file = '/proc/PID/stat';
+    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + counter(f[i], file), 0);
+    return { ppid: counter(f[1], file), start: counter(f[19], file), ticks };
+  } catch {
+    return null;
+  }
 }
 
 /**

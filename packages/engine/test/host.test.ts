@@ -7,7 +7,16 @@ import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { diskOf, hostUse, listenerPids, ProcessTreeCpu, readHost } from '../src/host.js';
+import {
+  cpuTicksIn,
+  diskOf,
+  hostUse,
+  listenerPids,
+  ProcessTreeCpu,
+  processStatIn,
+  readHost,
+  sectorsWrittenIn,
+} from '../src/host.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -104,4 +113,28 @@ it('finds the process listening on a local port, and none on a port nobody liste
   } finally {
     server.kill();
   }
+});
+
+it('reads the counters from /proc text, and refuses text that has none where one belongs', () => {
+  expect(
+    sectorsWrittenIn(' 253 0 vda 10 0 80 5 20 0 4096 9 0 0 0\n 253 1 vda1 1 0 8 1 2 0 16 1 0 0 0\n', 'vda'),
+  ).toBe(4096);
+  expect(sectorsWrittenIn(' 253 0 vda 10 0 80 5 20 0 4096 9\n', 'sda')).toBeNull();
+  expect(() => sectorsWrittenIn(' 253 0 vda 10 0 80 5 20 0\n', 'vda')).toThrow(
+    /diskstats: expected a counter/,
+  );
+  expect(cpuTicksIn('cpu  100 5 50 800 20 3 2 1 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n')).toEqual({
+    cpuBusy: 161,
+    cpuTotal: 981,
+    cpuProcesses: 155,
+  });
+  // Fewer fields than Linux gives since 2.6.11, a field that is not a number, another first line.
+  expect(() => cpuTicksIn('cpu  100 5 50 800 20 3 2\n')).toThrow(
+    /proc\/stat: expected a counter, found undefined/,
+  );
+  expect(() => cpuTicksIn('cpu  100 5 -50 800 20 3 2 1\n')).toThrow(/expected a counter, found "-50"/);
+  expect(() => cpuTicksIn('intr 5\n')).toThrow(/expected the cpu line first/);
+  const stat = '42 (a (b) c) S 7 42 42 0 -1 4194560 100 0 0 0 11 22 33 44 20 0 1 0 12345 1000 100';
+  expect(processStatIn(stat)).toEqual({ ppid: 7, start: 12345, ticks: 110 });
+  expect(processStatIn('42 (gone) S 7 42')).toBeNull();
 });
