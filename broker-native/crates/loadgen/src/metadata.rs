@@ -60,7 +60,7 @@ pub struct TopicMetadata {
 
 #[derive(Debug, Clone, Default)]
 pub struct ClusterMetadata {
-    /// host:port per node id.
+    /// host:port per node id; every leader in `topics` has one (see `to_cluster`).
     pub brokers: HashMap<i32, String>,
     /// In the order the topics were asked for.
     pub topics: Vec<TopicMetadata>,
@@ -237,7 +237,14 @@ fn to_cluster(response: MetadataResponse, topics: &[String]) -> Result<ClusterMe
                 })?;
             *slot = p.leader_id.0;
         }
-        if leaders.is_empty() || leaders.iter().any(|&l| l < 0) {
+        // A leader the response gives no address for is as good as none: with
+        // it the client would have nowhere to send that partition's records.
+        // (A cluster answers so while a dead leader's partitions wait to move.)
+        if leaders.is_empty()
+            || leaders
+                .iter()
+                .any(|l| *l < 0 || !cluster.brokers.contains_key(l))
+        {
             return Err(Error::Kafka {
                 api: "Metadata",
                 code: 5, // LEADER_NOT_AVAILABLE
@@ -250,4 +257,53 @@ fn to_cluster(response: MetadataResponse, topics: &[String]) -> Result<ClusterMe
         });
     }
     Ok(cluster)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::messages::metadata_response::{
+        MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+    };
+    use kafka_protocol::messages::BrokerId;
+
+    fn response(brokers: &[i32], leader: i32) -> MetadataResponse {
+        let mut r = MetadataResponse::default();
+        r.brokers = brokers
+            .iter()
+            .map(|id| {
+                MetadataResponseBroker::default()
+                    .with_node_id(BrokerId(*id))
+                    .with_host(StrBytes::from_static_str("127.0.0.1"))
+                    .with_port(9000 + id)
+            })
+            .collect();
+        let partition = MetadataResponsePartition::default()
+            .with_partition_index(0)
+            .with_leader_id(BrokerId(leader));
+        r.topics = vec![MetadataResponseTopic::default()
+            .with_name(Some(TopicName(StrBytes::from_static_str("t"))))
+            .with_partitions(vec![partition])];
+        r
+    }
+
+    #[test]
+    fn leaders_come_with_their_addresses() {
+        let cluster = to_cluster(response(&[1, 2, 3], 2), &["t".to_string()]).unwrap();
+        assert_eq!(cluster.topics[0].leaders, vec![2]);
+        assert_eq!(cluster.leader_addr(2), Some("127.0.0.1:9002"));
+    }
+
+    /// A cluster that has dropped a dead node from its brokers before moving
+    /// its partitions: taken as it is, a producer had a leader it could not
+    /// reach and nothing that would make it ask again.
+    #[test]
+    fn a_leader_without_an_address_is_not_available() {
+        for leader in [1, -1] {
+            match to_cluster(response(&[2, 3], leader), &["t".to_string()]) {
+                Err(Error::Kafka { code: 5, .. }) => {}
+                other => panic!("leader {leader}: {other:?}"),
+            }
+        }
+    }
 }

@@ -8,7 +8,7 @@
 
 use super::{AdminFuture, Leadership, NewTopic, Placement, TopicAdmin};
 use crate::cluster::controller::{assign_replicas, new_partition};
-use crate::cluster::state::{ClusterState, TopicState};
+use crate::cluster::state::{ClusterState, PartitionState, TopicState};
 use crate::cluster::{ClusterNode, PartitionRole};
 use crate::error::{Error, Result};
 use crate::storage::log::{check_growth, check_partition_limits};
@@ -28,6 +28,32 @@ pub struct ClusterAdmin {
 impl ClusterAdmin {
     pub fn new(node: Arc<ClusterNode>, log: Arc<Log>) -> ClusterAdmin {
         ClusterAdmin { node, log }
+    }
+
+    /// Whether Metadata lists node `id` among the brokers: this node, and
+    /// the nodes whose heartbeats are fresh as of the last check.
+    fn listed(&self) -> impl Fn(i32) -> bool {
+        let (alive, me) = (self.node.alive_nodes(), self.node.id);
+        move |id| id == me || alive.contains(&id)
+    }
+}
+
+/// A partition as Metadata reports it, given which nodes it lists. A leader
+/// it does not list (its heartbeat stopped, and the controller has not yet
+/// moved its partitions) is reported as none, LEADER_NOT_AVAILABLE, as
+/// Kafka reports a leader with no live endpoint: a client told of a leader
+/// it has no address for has nowhere to send, and may wait for good.
+fn placement(p: &PartitionState, listed: &impl Fn(i32) -> bool) -> Placement {
+    Placement {
+        leader: if p.leader >= 0 && listed(p.leader) {
+            p.leader
+        } else {
+            -1
+        },
+        leader_epoch: p.leader_epoch,
+        replicas: p.replicas.clone(),
+        isr: p.isr.clone(),
+        offline: p.replicas.iter().copied().filter(|r| !listed(*r)).collect(),
     }
 }
 
@@ -276,12 +302,12 @@ impl TopicAdmin for ClusterAdmin {
 
     /// Every live node of the cluster, and this one.
     fn advertised_nodes(&self) -> Vec<(i32, String, u16)> {
-        let alive = self.node.alive_nodes();
+        let listed = self.listed();
         self.node
             .state()
             .nodes
             .iter()
-            .filter(|(id, _)| alive.contains(id) || **id == self.node.id)
+            .filter(|(id, _)| listed(**id))
             .map(|(id, n)| (*id, n.host.clone(), n.port))
             .collect()
     }
@@ -292,25 +318,9 @@ impl TopicAdmin for ClusterAdmin {
 
     fn placement(&self, topic: &Topic) -> Option<Vec<Placement>> {
         let state = self.node.state();
-        let alive = self.node.alive_nodes();
+        let listed = self.listed();
         let t = state.topics.get(&topic.name)?;
-        Some(
-            t.partitions
-                .iter()
-                .map(|p| Placement {
-                    leader: p.leader,
-                    leader_epoch: p.leader_epoch,
-                    replicas: p.replicas.clone(),
-                    isr: p.isr.clone(),
-                    offline: p
-                        .replicas
-                        .iter()
-                        .copied()
-                        .filter(|r| !alive.contains(r))
-                        .collect(),
-                })
-                .collect(),
-        )
+        Some(t.partitions.iter().map(|p| placement(p, &listed)).collect())
     }
 
     fn leadership(
@@ -344,5 +354,28 @@ impl TopicAdmin for ClusterAdmin {
         };
         let (node, role) = (self.node.clone(), role.clone());
         tokio::task::spawn_blocking(move || node.write_isr(&role, &proposal));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_leader_metadata_does_not_list_is_reported_as_none() {
+        let p = new_partition(vec![1, 2, 3]);
+        let all = placement(&p, &|_| true);
+        assert_eq!((all.leader, all.offline), (1, vec![]));
+        // Node 1's heartbeat stopped; the controller has not moved its
+        // partitions yet.
+        let gone = placement(&p, &|id| id != 1);
+        assert_eq!(gone.leader, -1);
+        assert_eq!(gone.leader_epoch, 0);
+        assert_eq!(gone.offline, vec![1]);
+        assert_eq!(gone.isr, vec![1, 2, 3]);
+        // An offline partition stays without a leader.
+        let mut offline = p.clone();
+        offline.leader = -1;
+        assert_eq!(placement(&offline, &|_| true).leader, -1);
     }
 }
