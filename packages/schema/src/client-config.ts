@@ -51,7 +51,8 @@ export const CLIENT_PROPERTIES: Record<ClientRole, Record<string, ClientProperty
     'request.timeout.ms': {
       value: integer(1, INT32_MAX),
       drivers: {
-        native: "the produce request's timeout (how long the broker may wait for acks)",
+        native:
+          "the produce request's timeout (how long the broker may wait for acks), and how long the producer waits for an answer before it sends the records again",
         kafkajs: "the produce request's timeout and the client's requestTimeout",
       },
     },
@@ -89,7 +90,13 @@ export const CLIENT_PROPERTIES: Record<ClientRole, Record<string, ClientProperty
     },
     'session.timeout.ms': { value: integer(1, INT32_MAX), drivers: { kafkajs: 'sessionTimeout' } },
     'heartbeat.interval.ms': { value: integer(1, INT32_MAX), drivers: { kafkajs: 'heartbeatInterval' } },
-    'request.timeout.ms': { value: integer(1, INT32_MAX), drivers: { kafkajs: 'requestTimeout' } },
+    'request.timeout.ms': {
+      value: integer(1, INT32_MAX),
+      drivers: {
+        native: 'how long past its max wait a fetch may go unanswered before the consumer fetches again',
+        kafkajs: 'requestTimeout',
+      },
+    },
     'client.id': { value: text(), drivers: { kafkajs: 'clientId' } },
   },
 };

@@ -95,7 +95,9 @@ describe('ombToScenario', () => {
       'buffer.memory': 67108864,
       'max.request.size': 2097152,
     });
+    // A common property goes to each role whose driver honours it.
     expect(s.consumers.config).toEqual({
+      'request.timeout.ms': 60000,
       'fetch.min.bytes': 1024,
       'fetch.max.wait.ms': 100,
       'max.partition.fetch.bytes': 1048576,

@@ -39,6 +39,9 @@ use crate::payload::now_micros;
 use crate::stats::{IntervalStats, SharedStats};
 
 const MAX_WAIT_MS: i32 = 250;
+/// How long past its max wait a fetch may go unanswered (`request.timeout.ms`, the Java client's
+/// default).
+const REQUEST_TIMEOUT_MS: i32 = 30_000;
 const MIN_BYTES: i32 = 1;
 const MAX_BYTES: i32 = 64 << 20;
 const PARTITION_MAX_BYTES: i32 = 8 << 20;
@@ -88,6 +91,9 @@ pub struct ConsumerProperties {
     pub enable_auto_commit: Option<bool>,
     /// `auto.commit.interval.ms`: time between periodic commits. Default 5000.
     pub auto_commit_interval_ms: Option<u32>,
+    /// `request.timeout.ms`: how long past its max wait a fetch may go unanswered before the
+    /// consumer closes the connection and fetches again. Default 30 s.
+    pub request_timeout_ms: Option<i32>,
     /// `security.protocol`, `ssl.*`, `sasl.*`: TLS and SASL for every connection. Default PLAINTEXT.
     pub security: Security,
 }
@@ -101,6 +107,7 @@ struct Fetching {
     partition_max_bytes: i32,
     auto_commit: bool,
     commit_interval: Duration,
+    request_timeout_ms: i32,
 }
 
 impl Fetching {
@@ -114,15 +121,20 @@ impl Fetching {
             commit_interval: p
                 .auto_commit_interval_ms
                 .map_or(COMMIT_INTERVAL, |ms| Duration::from_millis(u64::from(ms))),
+            request_timeout_ms: p.request_timeout_ms.unwrap_or(REQUEST_TIMEOUT_MS),
         };
         if out.min_bytes < 0 || out.max_wait_ms < 0 {
             return Err(Error::Config(
                 "fetch.min.bytes and fetch.max.wait.ms must not be negative".into(),
             ));
         }
-        if out.max_bytes <= 0 || out.partition_max_bytes <= 0 || out.commit_interval.is_zero() {
+        if out.max_bytes <= 0
+            || out.partition_max_bytes <= 0
+            || out.commit_interval.is_zero()
+            || out.request_timeout_ms <= 0
+        {
             return Err(Error::Config(
-                "fetch.max.bytes, max.partition.fetch.bytes and auto.commit.interval.ms must be positive"
+                "fetch.max.bytes, max.partition.fetch.bytes, auto.commit.interval.ms and request.timeout.ms must be positive"
                     .into(),
             ));
         }
@@ -148,6 +160,7 @@ impl Fetching {
                 "auto.commit.interval.ms",
                 self.commit_interval.as_millis().to_string(),
             ),
+            ("request.timeout.ms", self.request_timeout_ms.to_string()),
         ]
     }
 }
@@ -402,6 +415,17 @@ enum GroupCall {
     Commit(i16),
 }
 
+/// A fetch awaiting its answer.
+#[derive(Debug)]
+struct InFlightFetch {
+    connection: u64,
+    correlation_id: i32,
+    /// The assigned slots it asked for.
+    slots: Vec<usize>,
+    /// Unanswered past this, it is given up (its max wait plus `request.timeout.ms`).
+    due: Instant,
+}
+
 struct Engine {
     config: ConsumerConfig,
     /// Fetch sizes and waits, and offset commits.
@@ -415,8 +439,8 @@ struct Engine {
     assigned: Vec<Assigned>,
     /// A pipelined connection per leader, for fetches.
     connections: Pool,
-    /// The fetch in flight per node: (connection id, correlation id, assigned slots).
-    fetching: HashMap<i32, (u64, i32, Vec<usize>)>,
+    /// The fetch in flight per node.
+    fetching: HashMap<i32, InFlightFetch>,
     refresh_needed: bool,
     /// Slots whose offset fell out of range, reset to the earliest offset.
     reset: Vec<usize>,
@@ -458,6 +482,7 @@ impl Engine {
                 }
             }
             let now = Instant::now();
+            self.expire_fetches(now);
             if now >= self.next_heartbeat {
                 self.next_heartbeat = now + HEARTBEAT_INTERVAL;
                 let request = self.group.heartbeat_request();
@@ -759,7 +784,17 @@ impl Engine {
         match connection.send(version, &request, true).await {
             Ok((correlation_id, wire)) => {
                 self.stats().add_wire_bytes(wire as u64);
-                self.fetching.insert(node, (id, correlation_id, slots));
+                let patience = self.fetching_with.max_wait_ms as u64
+                    + self.fetching_with.request_timeout_ms as u64;
+                self.fetching.insert(
+                    node,
+                    InFlightFetch {
+                        connection: id,
+                        correlation_id,
+                        slots,
+                        due: Instant::now() + Duration::from_millis(patience),
+                    },
+                );
             }
             Err(e) => {
                 self.stats().error(e.to_string());
@@ -781,11 +816,31 @@ impl Engine {
         self.connections.get(addr)
     }
 
+    /// Gives up on the fetches unanswered past their max wait plus `request.timeout.ms`, as the
+    /// Java client does: their connection is closed and the partitions are fetched again. Without
+    /// it a broker that holds requests (a paused node) or a connection that died without a word
+    /// would stop this consumer for good. The loop wakes at least every heartbeat interval.
+    fn expire_fetches(&mut self, now: Instant) {
+        let expired: Vec<u64> = self
+            .fetching
+            .values()
+            .filter(|f| now >= f.due)
+            .map(|f| f.connection)
+            .collect();
+        for connection in expired {
+            self.stats().error(format!(
+                "fetch: no answer within fetch.max.wait.ms + request.timeout.ms ({} ms): connection closed, fetching again",
+                i64::from(self.fetching_with.max_wait_ms)
+                    + i64::from(self.fetching_with.request_timeout_ms)
+            ));
+            self.connection_lost(connection);
+        }
+    }
+
     /// Closes connection `id` (if the pool has not already) and forgets the fetch it carried.
     fn connection_lost(&mut self, id: u64) {
         self.connections.remove(id);
-        self.fetching
-            .retain(|_, (connection, _, _)| *connection != id);
+        self.fetching.retain(|_, f| f.connection != id);
         self.refresh_needed = true;
         self.retry_at = Some(Instant::now() + RETRY_BACKOFF);
     }
@@ -801,14 +856,14 @@ impl Engine {
             }
         };
         // An answer to a fetch for an old assignment is dropped.
-        let current = self.fetching.iter().find(|(_, (id, corr, _))| {
-            *id == response.connection && *corr == response.correlation_id
+        let current = self.fetching.iter().find(|(_, f)| {
+            f.connection == response.connection && f.correlation_id == response.correlation_id
         });
         let Some(node) = current.map(|(&node, _)| node) else {
             return;
         };
         let wire = frame.len() as u64 + 4;
-        let (_, _, slots) = self.fetching.remove(&node).expect("found above");
+        let slots = self.fetching.remove(&node).expect("found above").slots;
         let fetched = match decode_response::<FetchRequest>(frame, self.fetch_version) {
             Ok(r) => r,
             Err(e) => {

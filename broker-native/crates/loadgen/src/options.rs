@@ -367,6 +367,7 @@ fn consumer_properties(given: Option<BTreeMap<String, String>>) -> Result<Consum
             }
             "enable.auto.commit" => out.enable_auto_commit = Some(value(&name, &text)?),
             "auto.commit.interval.ms" => out.auto_commit_interval_ms = Some(value(&name, &text)?),
+            "request.timeout.ms" => out.request_timeout_ms = Some(value(&name, &text)?),
             _ => return invalid(format!("the native consumer cannot honour {name}")),
         }
     }

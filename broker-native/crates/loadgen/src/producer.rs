@@ -105,7 +105,8 @@ pub struct ProducerProperties {
     /// `max.request.size`: the largest produce request (a single larger batch goes alone). Default 1 MiB.
     pub max_request_size: Option<usize>,
     /// `request.timeout.ms`: the timeout each produce request carries (how long the broker may
-    /// wait for acks). Default 30 s.
+    /// wait for acks), and how long the producer waits for an answer before it closes the
+    /// connection and sends the records again. Default 30 s.
     pub request_timeout_ms: Option<i32>,
     /// `security.protocol`, `ssl.*`, `sasl.*`: TLS and SASL for every connection. Default PLAINTEXT.
     pub security: Security,
@@ -345,6 +346,8 @@ struct InFlight {
     /// lost), in the same interval as the records it acknowledges: counted at send, a short
     /// measured window showed fewer wire bytes than value bytes (requests sent in warm-up, acked after).
     wire: u64,
+    /// When it was written: unanswered for `request.timeout.ms` after, it is given up.
+    sent: Instant,
 }
 
 struct Engine {
@@ -522,6 +525,7 @@ impl Engine {
             if !stopping {
                 self.send_ready(!generating).await;
             }
+            let expiry = self.expire_requests(Instant::now());
             let nothing_pending = self.in_flight.is_empty()
                 && (stopping || (self.buffered == 0 && self.settled >= self.generated));
             if !generating && nothing_pending {
@@ -530,7 +534,9 @@ impl Engine {
             if stop_deadline.is_some_and(|d| now >= d) {
                 break;
             }
-            let wake = self.next_wakeup(generating, start, generate_until, stop_deadline);
+            let wake = self
+                .next_wakeup(generating, start, generate_until, stop_deadline)
+                .map_or(expiry, |w| Some(expiry.map_or(w, |e| e.min(w))));
             tokio::select! {
                 biased;
                 response = self.connections.recv() => {
@@ -544,6 +550,31 @@ impl Engine {
             }
         }
         self.connections.clear();
+    }
+
+    /// Gives up on the requests unanswered for `request.timeout.ms`, as the Java client does: their
+    /// connection is closed and their records are sent again. Without it a broker that holds
+    /// requests (a paused node) or a connection that died without a word (a half-open TCP
+    /// connection) would leave them waiting for good, and the run would measure the wait.
+    /// Returns when the oldest request still awaiting an answer expires.
+    fn expire_requests(&mut self, now: Instant) -> Option<Instant> {
+        let timeout = Duration::from_millis(self.request_timeout_ms as u64);
+        let mut expired: Vec<u64> = self
+            .in_flight
+            .iter()
+            .filter(|(_, f)| now >= f.sent + timeout)
+            .map(|(&(connection, _), _)| connection)
+            .collect();
+        expired.sort_unstable();
+        expired.dedup();
+        for connection in expired {
+            self.stats().error(format!(
+                "produce: no answer within request.timeout.ms ({} ms): connection closed, its records sent again",
+                self.request_timeout_ms
+            ));
+            self.connection_lost(connection);
+        }
+        self.in_flight.values().map(|f| f.sent + timeout).min()
     }
 
     /// When to look again if no response arrives first.
@@ -852,8 +883,14 @@ impl Engine {
                     self.acked(batches, now_micros());
                 } else {
                     let wire = wire as u64;
-                    self.in_flight
-                        .insert((id, correlation_id), InFlight { batches, wire });
+                    self.in_flight.insert(
+                        (id, correlation_id),
+                        InFlight {
+                            batches,
+                            wire,
+                            sent: Instant::now(),
+                        },
+                    );
                 }
                 true
             }

@@ -16,7 +16,8 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use kbench_loadgen::metadata::MetadataClient;
 use kbench_loadgen::{
-    Compression, Consumer, ConsumerConfig, Keys, Producer, ProducerConfig, Size, StartAt,
+    Compression, Consumer, ConsumerConfig, ConsumerProperties, Keys, Producer, ProducerConfig,
+    ProducerProperties, Size, StartAt,
 };
 
 /// An unsigned varint count of u32::MAX - 1 elements, as a flexible version writes it.
@@ -42,26 +43,9 @@ async fn consumer_refuses(broker: &FakeBroker, what: &str) {
     }
 }
 
-/// Waits (a guard against hanging, not a timing assertion) for the running consumer's last error.
-async fn last_error(consumer: &Consumer) -> String {
-    for _ in 0..600 {
-        if let Some(e) = consumer.last_error() {
-            return e;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the consumer reported no error");
-}
-
-#[tokio::test]
-async fn a_metadata_response_claiming_four_billion_brokers_is_a_protocol_error() {
-    let broker = FakeBroker::start(|asked: &Asked| {
-        // Metadata v12: throttle time, then the brokers array.
-        (asked.api_key == ApiKey::Metadata)
-            .then(|| raw_frame(asked, true, &[&[0; 4][..], HUGE_COMPACT_COUNT].concat()))
-    })
-    .await;
-    let started = Producer::start(ProducerConfig {
+/// Ten 100-byte records, acks=1, to the fake broker's topic.
+fn producer_config(broker: &FakeBroker) -> ProducerConfig {
+    ProducerConfig {
         bootstrap: broker.bootstrap(),
         topics: vec![TOPIC.to_string()],
         acks: 1,
@@ -76,8 +60,29 @@ async fn a_metadata_response_claiming_four_billion_brokers_is_a_protocol_error()
         records: Some(10),
         duration: None,
         clock_offset_micros: 0.0,
+    }
+}
+
+/// Waits (a guard against hanging, not a timing assertion) for a running client's last error.
+async fn last_error(read: impl Fn() -> Option<String>) -> String {
+    for _ in 0..600 {
+        if let Some(e) = read() {
+            return e;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the client reported no error: it is still waiting");
+}
+
+#[tokio::test]
+async fn a_metadata_response_claiming_four_billion_brokers_is_a_protocol_error() {
+    let broker = FakeBroker::start(|asked: &Asked| {
+        // Metadata v12: throttle time, then the brokers array.
+        (asked.api_key == ApiKey::Metadata)
+            .then(|| raw_frame(asked, true, &[&[0; 4][..], HUGE_COMPACT_COUNT].concat()))
     })
     .await;
+    let started = Producer::start(producer_config(&broker)).await;
     let e = started.expect_err("the producer started").to_string();
     assert!(
         e.contains("MetadataResponse v12") && e.contains("does not fit"),
@@ -153,7 +158,7 @@ async fn a_fetch_response_claiming_four_billion_topics_is_a_protocol_error() {
     })
     .await;
     let consumer = Consumer::start(consumer_config(&broker)).await.unwrap();
-    let e = last_error(&consumer).await;
+    let e = last_error(|| consumer.last_error()).await;
     assert!(
         e.contains("FetchResponse v12") && e.contains("does not fit"),
         "{e}"
@@ -278,8 +283,66 @@ async fn a_gzip_bomb_in_a_fetch_response_is_refused_not_expanded() {
     })
     .await;
     let consumer = Consumer::start(consumer_config(&broker)).await.unwrap();
-    let e = last_error(&consumer).await;
+    let e = last_error(|| consumer.last_error()).await;
     assert!(e.contains("gzip") && e.contains("64 MiB"), "{e}");
     assert_eq!(consumer.take_interval().records, 0);
+    consumer.stop().await;
+}
+
+/// A broker that takes produce requests in and never answers them: a paused node, a connection
+/// that died without a word. As the Java client does, the producer gives up on a request after
+/// request.timeout.ms, closes the connection and sends its records again, and says so. Before,
+/// it waited for good and a run measured the wait as the broker's.
+#[tokio::test]
+async fn a_produce_request_never_answered_is_given_up_after_the_request_timeout() {
+    let broker =
+        FakeBroker::start(|asked: &Asked| (asked.api_key == ApiKey::Produce).then(Bytes::new))
+            .await;
+    let producer = Producer::start_with(
+        producer_config(&broker),
+        ProducerProperties {
+            request_timeout_ms: Some(200),
+            ..ProducerProperties::default()
+        },
+    )
+    .await
+    .unwrap();
+    let said = last_error(|| producer.last_error()).await;
+    assert!(
+        said.contains("no answer within request.timeout.ms (200 ms)"),
+        "{said}"
+    );
+    let interval = producer.take_interval();
+    assert_eq!(interval.records, 0);
+    // Its records were put back to be sent again.
+    assert!(interval.retries >= 10, "{interval:?}");
+    assert!(!producer.is_finished());
+    producer.stop().await;
+}
+
+/// The same for a fetch: a broker that holds it for good. The consumer gives up on it after its
+/// max wait plus request.timeout.ms, closes the connection and fetches again.
+#[tokio::test]
+async fn a_fetch_never_answered_is_given_up_after_the_request_timeout() {
+    let broker =
+        FakeBroker::start(|asked: &Asked| (asked.api_key == ApiKey::Fetch).then(Bytes::new)).await;
+    let consumer = Consumer::start_with(
+        consumer_config(&broker),
+        ConsumerProperties {
+            fetch_max_wait_ms: Some(100),
+            request_timeout_ms: Some(200),
+            ..ConsumerProperties::default()
+        },
+    )
+    .await
+    .unwrap();
+    let said = last_error(|| consumer.last_error()).await;
+    assert!(
+        said.contains("fetch: no answer within fetch.max.wait.ms + request.timeout.ms (300 ms)"),
+        "{said}"
+    );
+    assert!(consumer
+        .effective_properties()
+        .contains(&("request.timeout.ms", "200".to_string())));
     consumer.stop().await;
 }

@@ -48,7 +48,7 @@ pub struct Asked {
 }
 
 /// A test's answers: `Some(frame)` (header and body, no size prefix) replaces the fake broker's
-/// own answer to that request.
+/// own answer to that request; `Some` of an empty frame leaves it unanswered.
 pub type Hostile = dyn Fn(&Asked) -> Option<Bytes> + Send + Sync;
 
 pub struct FakeBroker {
@@ -96,6 +96,8 @@ async fn serve(mut stream: TcpStream, port: u16, hostile: Arc<Hostile>) {
         };
         *nth += 1;
         let answer = match hostile(&asked) {
+            // Held for good: the connection goes on reading the next request.
+            Some(answer) if answer.is_empty() => continue,
             Some(answer) => answer,
             None => {
                 if api_key == ApiKey::Fetch {
