@@ -199,6 +199,7 @@ impl Consumer {
         }
         let mut metadata =
             MetadataClient::connect_with(&config.bootstrap, &properties.security).await?;
+        metadata.set_request_timeout(Duration::from_millis(fetching.request_timeout_ms as u64));
         let cluster = metadata
             .fetch(&config.topics, Duration::from_secs(10))
             .await?;

@@ -12,6 +12,9 @@ pub enum Error {
     Config(String),
     #[error("no broker reachable among {0:?}")]
     NoBroker(Vec<String>),
+    /// A request unanswered within the client's request timeout.
+    #[error("{0}")]
+    TimedOut(String),
     /// From a connection: i/o, a closed connection, bytes from a broker refused, ...
     #[error(transparent)]
     Client(#[from] kbench_client::Error),

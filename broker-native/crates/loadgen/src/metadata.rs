@@ -77,6 +77,10 @@ impl ClusterMetadata {
 pub struct MetadataClient {
     bootstrap: Vec<String>,
     client: Option<SimpleClient>,
+    /// The bootstrap address `client` is connected to.
+    connected: Option<String>,
+    /// How long a Metadata request may go unanswered (`set_request_timeout`); None: no limit.
+    request_timeout: Option<Duration>,
     versions: ApiVersions,
     /// How every connection of the client using this one is secured.
     security: Security,
@@ -96,6 +100,8 @@ impl MetadataClient {
         let mut client = MetadataClient {
             bootstrap: bootstrap.to_vec(),
             client: None,
+            connected: None,
+            request_timeout: None,
             versions: ApiVersions::default(),
             security: security.clone(),
         };
@@ -105,11 +111,13 @@ impl MetadataClient {
 
     async fn reconnect(&mut self) -> Result<()> {
         self.client = None;
+        self.connected = None;
         let mut last = None;
         for addr in &self.bootstrap {
             match Self::handshake(addr, &self.security).await {
                 Ok((client, versions)) => {
                     self.client = Some(client);
+                    self.connected = Some(addr.clone());
                     self.versions = versions;
                     return Ok(());
                 }
@@ -170,6 +178,39 @@ impl MetadataClient {
         Ok(client.call(version, request).await?)
     }
 
+    /// How long each Metadata request of `fetch` may go unanswered (the client's
+    /// `request.timeout.ms`): past it the connection is dropped, its broker goes to the end of the
+    /// bootstrap list, and `fetch` fails. Without it a broker that holds requests (a paused node)
+    /// left a client's refresh, and so its whole engine, waiting for good.
+    pub fn set_request_timeout(&mut self, timeout: Duration) {
+        self.request_timeout = Some(timeout);
+    }
+
+    /// `call`, within the request timeout if one is set.
+    async fn call_timed<R: Request + Message>(&mut self, request: &R) -> Result<R::Response> {
+        let Some(limit) = self.request_timeout else {
+            return self.call(request).await;
+        };
+        match tokio::time::timeout(limit, self.call(request)).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                self.client = None;
+                if let Some(addr) = self.connected.take() {
+                    self.bootstrap.retain(|a| *a != addr);
+                    self.bootstrap.push(addr);
+                }
+                Err(Error::TimedOut(format!(
+                    "no answer to {} within request.timeout.ms ({} ms)",
+                    std::any::type_name::<R>()
+                        .rsplit("::")
+                        .next()
+                        .unwrap_or("a request"),
+                    limit.as_millis()
+                )))
+            }
+        }
+    }
+
     /// Brokers and partition leaders of `topics`, waiting up to `patience` for every partition of
     /// every topic to have a leader (a topic just created may not have one yet).
     pub async fn fetch(
@@ -179,7 +220,7 @@ impl MetadataClient {
     ) -> Result<ClusterMetadata> {
         let deadline = tokio::time::Instant::now() + patience;
         loop {
-            let response = self.call(&metadata_request(topics)).await?;
+            let response = self.call_timed(&metadata_request(topics)).await?;
             match to_cluster(response, topics) {
                 Ok(cluster) => return Ok(cluster),
                 Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),

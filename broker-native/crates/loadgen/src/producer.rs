@@ -206,6 +206,9 @@ impl Producer {
         properties.validate(&config.message_size)?;
         let mut metadata =
             MetadataClient::connect_with(&config.bootstrap, &properties.security).await?;
+        metadata.set_request_timeout(Duration::from_millis(
+            properties.request_timeout_ms.unwrap_or(REQUEST_TIMEOUT_MS) as u64,
+        ));
         let cluster = metadata
             .fetch(&config.topics, Duration::from_secs(10))
             .await?;
@@ -525,7 +528,11 @@ impl Engine {
             if !stopping {
                 self.send_ready(!generating).await;
             }
-            let expiry = self.expire_requests(Instant::now());
+            if self.expire_requests(now) {
+                // Their records are back in the queues and a refresh is due: round again now.
+                continue;
+            }
+            let expiry = self.request_expiry();
             let nothing_pending = self.in_flight.is_empty()
                 && (stopping || (self.buffered == 0 && self.settled >= self.generated));
             if !generating && nothing_pending {
@@ -556,9 +563,9 @@ impl Engine {
     /// connection is closed and their records are sent again. Without it a broker that holds
     /// requests (a paused node) or a connection that died without a word (a half-open TCP
     /// connection) would leave them waiting for good, and the run would measure the wait.
-    /// Returns when the oldest request still awaiting an answer expires.
-    fn expire_requests(&mut self, now: Instant) -> Option<Instant> {
-        let timeout = Duration::from_millis(self.request_timeout_ms as u64);
+    /// True when it gave any up.
+    fn expire_requests(&mut self, now: Instant) -> bool {
+        let timeout = self.request_timeout();
         let mut expired: Vec<u64> = self
             .in_flight
             .iter()
@@ -567,14 +574,24 @@ impl Engine {
             .collect();
         expired.sort_unstable();
         expired.dedup();
-        for connection in expired {
+        for &connection in &expired {
             self.stats().error(format!(
                 "produce: no answer within request.timeout.ms ({} ms): connection closed, its records sent again",
                 self.request_timeout_ms
             ));
             self.connection_lost(connection);
         }
+        !expired.is_empty()
+    }
+
+    /// When the oldest request awaiting an answer expires.
+    fn request_expiry(&self) -> Option<Instant> {
+        let timeout = self.request_timeout();
         self.in_flight.values().map(|f| f.sent + timeout).min()
+    }
+
+    fn request_timeout(&self) -> Duration {
+        Duration::from_millis(self.request_timeout_ms as u64)
     }
 
     /// When to look again if no response arrives first.

@@ -307,15 +307,28 @@ async fn a_produce_request_never_answered_is_given_up_after_the_request_timeout(
     )
     .await
     .unwrap();
-    let said = last_error(|| producer.last_error()).await;
-    assert!(
-        said.contains("no answer within request.timeout.ms (200 ms)"),
-        "{said}"
+    // It goes on: sends them again, gives up again. (A guard against hanging, not a timing
+    // assertion.)
+    let mut seen = kbench_loadgen::IntervalStats::default();
+    for _ in 0..600 {
+        seen.merge(&producer.take_interval());
+        if seen.errors >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        seen.error_messages,
+        vec![(
+            "produce: no answer within request.timeout.ms (200 ms): connection closed, its records sent again"
+                .to_string(),
+            seen.errors
+        )]
     );
-    let interval = producer.take_interval();
-    assert_eq!(interval.records, 0);
-    // Its records were put back to be sent again.
-    assert!(interval.retries >= 10, "{interval:?}");
+    assert!(seen.errors >= 2, "{seen:?}");
+    assert_eq!(seen.records, 0);
+    // Its records were put back to be sent again, each time.
+    assert!(seen.retries >= 20, "{seen:?}");
     assert!(!producer.is_finished());
     producer.stop().await;
 }
@@ -345,4 +358,50 @@ async fn a_fetch_never_answered_is_given_up_after_the_request_timeout() {
         .effective_properties()
         .contains(&("request.timeout.ms", "200".to_string())));
     consumer.stop().await;
+}
+
+/// A broker that holds Metadata requests too (after the first on a connection): the producer's
+/// refresh after a request timeout must not wait for good either. It gives up on the Metadata
+/// request after request.timeout.ms, says so, and asks again.
+#[tokio::test]
+async fn a_metadata_refresh_never_answered_is_given_up_after_the_request_timeout() {
+    let broker = FakeBroker::start(|asked: &Asked| {
+        let held = asked.api_key == ApiKey::Produce
+            || (asked.api_key == ApiKey::Metadata && asked.nth > 0);
+        held.then(Bytes::new)
+    })
+    .await;
+    let producer = Producer::start_with(
+        producer_config(&broker),
+        ProducerProperties {
+            request_timeout_ms: Some(200),
+            ..ProducerProperties::default()
+        },
+    )
+    .await
+    .unwrap();
+    // A guard against hanging, not a timing assertion.
+    let mut said: Vec<String> = vec![];
+    for _ in 0..600 {
+        said.extend(
+            producer
+                .take_interval()
+                .error_messages
+                .into_iter()
+                .map(|(m, _)| m),
+        );
+        if said
+            .iter()
+            .any(|m| m.starts_with("metadata refresh: no answer"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        said.iter().any(|m| m
+            == "metadata refresh: no answer to MetadataRequest within request.timeout.ms (200 ms)"),
+        "{said:?}"
+    );
+    producer.stop().await;
 }
