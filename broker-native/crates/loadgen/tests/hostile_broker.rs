@@ -63,6 +63,17 @@ fn producer_config(broker: &FakeBroker) -> ProducerConfig {
     }
 }
 
+/// A producer of `producer_config` that waits 200 ms for an answer (request.timeout.ms).
+async fn impatient_producer(broker: &FakeBroker) -> Producer {
+    let properties = ProducerProperties {
+        request_timeout_ms: Some(200),
+        ..ProducerProperties::default()
+    };
+    Producer::start_with(producer_config(broker), properties)
+        .await
+        .unwrap()
+}
+
 /// Waits (a guard against hanging, not a timing assertion) for a running client's last error.
 async fn last_error(read: impl Fn() -> Option<String>) -> String {
     for _ in 0..600 {
@@ -298,15 +309,7 @@ async fn a_produce_request_never_answered_is_given_up_after_the_request_timeout(
     let broker =
         FakeBroker::start(|asked: &Asked| (asked.api_key == ApiKey::Produce).then(Bytes::new))
             .await;
-    let producer = Producer::start_with(
-        producer_config(&broker),
-        ProducerProperties {
-            request_timeout_ms: Some(200),
-            ..ProducerProperties::default()
-        },
-    )
-    .await
-    .unwrap();
+    let producer = impatient_producer(&broker).await;
     // It goes on: sends them again, gives up again. (A guard against hanging, not a timing
     // assertion.)
     let mut seen = kbench_loadgen::IntervalStats::default();
@@ -371,15 +374,7 @@ async fn a_metadata_refresh_never_answered_is_given_up_after_the_request_timeout
         held.then(Bytes::new)
     })
     .await;
-    let producer = Producer::start_with(
-        producer_config(&broker),
-        ProducerProperties {
-            request_timeout_ms: Some(200),
-            ..ProducerProperties::default()
-        },
-    )
-    .await
-    .unwrap();
+    let producer = impatient_producer(&broker).await;
     // A guard against hanging, not a timing assertion.
     let mut said: Vec<String> = vec![];
     for _ in 0..600 {
