@@ -55,7 +55,8 @@ const acted = (f: FaultEvent) => f.error === null || f.action === 'command';
 export function faultRecoveries(faults: FaultEvent[], input: RecoveryInput): (SampledRecovery | null)[] {
   const { samples } = input;
   const starts = sampleStarts(samples);
-  const startOf = (s: Sample) => starts.get(s) ?? s.t - s.intervalMs / 1000;
+  // Every sample asked about is one of `samples`.
+  const startOf = (s: Sample) => starts.get(s) as number;
   const producing = samples.some((s) => s.producedRecords > 0);
   const loadEnd = samples.at(-1)?.t ?? 0;
   const done: { t: number; recovery: SampledRecovery }[] = [];

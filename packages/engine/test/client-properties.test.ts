@@ -37,7 +37,12 @@ describe('client properties on the bundled broker', () => {
         },
         consumers: {
           count: 1,
-          config: { 'fetch.max.wait.ms': 100, 'max.partition.fetch.bytes': '64KB', 'fetch.max.bytes': '1MB' },
+          config: {
+            'fetch.max.wait.ms': 100,
+            'max.partition.fetch.bytes': '64KB',
+            'fetch.max.bytes': '1MB',
+            'request.timeout.ms': 20_000,
+          },
         },
       }),
       { history, workDir },
@@ -61,6 +66,7 @@ describe('client properties on the bundled broker', () => {
       acks: '1',
     });
     expect(stored?.environment.clientProperties?.consumers).toMatchObject({
+      'request.timeout.ms': '20000',
       'fetch.max.wait.ms': '100',
       'max.partition.fetch.bytes': String(64 * 1024),
       'fetch.max.bytes': String(1024 ** 2),

@@ -79,7 +79,13 @@ function LoadGenerator({ client }: { client: ClientLoad }) {
 }
 
 /** The whole machine's CPU and the disk under the broker's data, over the measured phase. */
-function Machine({ summary, concurrentWith }: { summary: RunSummary; concurrentWith?: readonly string[] }) {
+function Machine({
+  summary,
+  concurrentWith,
+}: {
+  summary: RunSummary;
+  concurrentWith?: readonly string[] | undefined;
+}) {
   const m = summary.machine;
   if (!m) return null;
   const per = diskWritesPerProduced(summary);
@@ -125,7 +131,7 @@ export function SummaryTable({
   summary: RunSummary;
   scenario?: Scenario;
   /** The other kbench runs it went on beside: their own warning says it shared the machine. */
-  concurrentWith?: readonly string[];
+  concurrentWith?: readonly string[] | undefined;
 }) {
   const shortfall = scenario ? rateShortfallWarning(scenario, summary) : null;
   return (
@@ -193,7 +199,7 @@ export function SummaryTable({
         </div>
       )}
       {summary.client && <LoadGenerator client={summary.client} />}
-      <Machine summary={summary} {...(concurrentWith ? { concurrentWith } : {})} />
+      <Machine summary={summary} concurrentWith={concurrentWith} />
     </div>
   );
 }

@@ -225,7 +225,7 @@ export function LiveRunPage({ id }: { id: string }) {
         <SummaryTable
           summary={stored.summary}
           scenario={stored.scenario}
-          {...(stored.concurrentWith ? { concurrentWith: stored.concurrentWith } : {})}
+          concurrentWith={stored.concurrentWith}
         />
       )}
       {stored?.faults && stored.faults.length > 0 && <FaultsTable faults={stored.faults} />}

@@ -217,7 +217,7 @@ export function RunPage({ id }: { id: string }) {
         <SummaryTable
           summary={record.summary}
           scenario={record.scenario}
-          {...(record.concurrentWith ? { concurrentWith: record.concurrentWith } : {})}
+          concurrentWith={record.concurrentWith}
         />
       ) : (
         <p className="muted">No summary: the run did not reach its measured phase.</p>

@@ -77,8 +77,8 @@ impl ClusterMetadata {
 pub struct MetadataClient {
     bootstrap: Vec<String>,
     client: Option<SimpleClient>,
-    /// The bootstrap address `client` is connected to.
-    connected: Option<String>,
+    /// The bootstrap address of the connection made, or being made (a handshake can hang too).
+    asking: Option<String>,
     /// How long a Metadata request may go unanswered (`set_request_timeout`); None: no limit.
     request_timeout: Option<Duration>,
     versions: ApiVersions,
@@ -100,7 +100,7 @@ impl MetadataClient {
         let mut client = MetadataClient {
             bootstrap: bootstrap.to_vec(),
             client: None,
-            connected: None,
+            asking: None,
             request_timeout: None,
             versions: ApiVersions::default(),
             security: security.clone(),
@@ -111,13 +111,12 @@ impl MetadataClient {
 
     async fn reconnect(&mut self) -> Result<()> {
         self.client = None;
-        self.connected = None;
         let mut last = None;
         for addr in &self.bootstrap {
+            self.asking = Some(addr.clone());
             match Self::handshake(addr, &self.security).await {
                 Ok((client, versions)) => {
                     self.client = Some(client);
-                    self.connected = Some(addr.clone());
                     self.versions = versions;
                     return Ok(());
                 }
@@ -186,25 +185,22 @@ impl MetadataClient {
         self.request_timeout = Some(timeout);
     }
 
-    /// `call`, within the request timeout if one is set.
-    async fn call_timed<R: Request + Message>(&mut self, request: &R) -> Result<R::Response> {
+    /// One Metadata request, within the request timeout if one is set.
+    async fn metadata(&mut self, topics: &[String]) -> Result<MetadataResponse> {
+        let request = metadata_request(topics);
         let Some(limit) = self.request_timeout else {
-            return self.call(request).await;
+            return self.call(&request).await;
         };
-        match tokio::time::timeout(limit, self.call(request)).await {
+        match tokio::time::timeout(limit, self.call(&request)).await {
             Ok(answer) => answer,
             Err(_) => {
                 self.client = None;
-                if let Some(addr) = self.connected.take() {
+                if let Some(addr) = self.asking.take() {
                     self.bootstrap.retain(|a| *a != addr);
                     self.bootstrap.push(addr);
                 }
                 Err(Error::TimedOut(format!(
-                    "no answer to {} within request.timeout.ms ({} ms)",
-                    std::any::type_name::<R>()
-                        .rsplit("::")
-                        .next()
-                        .unwrap_or("a request"),
+                    "no answer to Metadata within request.timeout.ms ({} ms)",
                     limit.as_millis()
                 )))
             }
@@ -220,7 +216,7 @@ impl MetadataClient {
     ) -> Result<ClusterMetadata> {
         let deadline = tokio::time::Instant::now() + patience;
         loop {
-            let response = self.call_timed(&metadata_request(topics)).await?;
+            let response = self.metadata(topics).await?;
             match to_cluster(response, topics) {
                 Ok(cluster) => return Ok(cluster),
                 Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),

@@ -349,8 +349,8 @@ struct InFlight {
     /// lost), in the same interval as the records it acknowledges: counted at send, a short
     /// measured window showed fewer wire bytes than value bytes (requests sent in warm-up, acked after).
     wire: u64,
-    /// When it was written: unanswered for `request.timeout.ms` after, it is given up.
-    sent: Instant,
+    /// Unanswered past this (`request.timeout.ms` after it was written), it is given up.
+    due: Instant,
 }
 
 struct Engine {
@@ -371,6 +371,8 @@ struct Engine {
     buffer_limit: usize,
     max_request_size: usize,
     request_timeout_ms: i32,
+    /// No request in flight expires before this (see `expire_requests`); None with none in flight.
+    next_due: Option<Instant>,
     buffered: usize,
     /// Where the next request to each node starts taking batches (see `take_batches`).
     drain: DrainCursors,
@@ -451,6 +453,7 @@ impl Engine {
             buffer_limit,
             max_request_size: properties.max_request_size.unwrap_or(MAX_REQUEST_BYTES),
             request_timeout_ms: properties.request_timeout_ms.unwrap_or(REQUEST_TIMEOUT_MS),
+            next_due: None,
             buffered: 0,
             drain: DrainCursors::default(),
             sticky: 0,
@@ -528,11 +531,10 @@ impl Engine {
             if !stopping {
                 self.send_ready(!generating).await;
             }
-            if self.expire_requests(now) {
+            if self.next_due.is_some_and(|d| now >= d) && self.expire_requests(now) {
                 // Their records are back in the queues and a refresh is due: round again now.
                 continue;
             }
-            let expiry = self.request_expiry();
             let nothing_pending = self.in_flight.is_empty()
                 && (stopping || (self.buffered == 0 && self.settled >= self.generated));
             if !generating && nothing_pending {
@@ -541,9 +543,7 @@ impl Engine {
             if stop_deadline.is_some_and(|d| now >= d) {
                 break;
             }
-            let wake = self
-                .next_wakeup(generating, start, generate_until, stop_deadline)
-                .map_or(expiry, |w| Some(expiry.map_or(w, |e| e.min(w))));
+            let wake = self.next_wakeup(generating, start, generate_until, stop_deadline);
             tokio::select! {
                 biased;
                 response = self.connections.recv() => {
@@ -563,13 +563,13 @@ impl Engine {
     /// connection is closed and their records are sent again. Without it a broker that holds
     /// requests (a paused node) or a connection that died without a word (a half-open TCP
     /// connection) would leave them waiting for good, and the run would measure the wait.
-    /// True when it gave any up.
+    /// Called once `next_due` has passed (so not on every turn of the loop), it sets `next_due`
+    /// anew; true when it gave any up.
     fn expire_requests(&mut self, now: Instant) -> bool {
-        let timeout = self.request_timeout();
         let mut expired: Vec<u64> = self
             .in_flight
             .iter()
-            .filter(|(_, f)| now >= f.sent + timeout)
+            .filter(|(_, f)| now >= f.due)
             .map(|(&(connection, _), _)| connection)
             .collect();
         expired.sort_unstable();
@@ -581,13 +581,8 @@ impl Engine {
             ));
             self.connection_lost(connection);
         }
+        self.next_due = self.in_flight.values().map(|f| f.due).min();
         !expired.is_empty()
-    }
-
-    /// When the oldest request awaiting an answer expires.
-    fn request_expiry(&self) -> Option<Instant> {
-        let timeout = self.request_timeout();
-        self.in_flight.values().map(|f| f.sent + timeout).min()
     }
 
     fn request_timeout(&self) -> Duration {
@@ -623,6 +618,11 @@ impl Engine {
             }
         }
         if let Some(t) = self.retry_at.filter(|_| self.refresh_needed) {
+            at(t);
+        }
+        // The oldest request's expiry, or earlier (its answer may have come: a scan then finds
+        // nothing and looks further).
+        if let Some(t) = self.next_due {
             at(t);
         }
         if let Some(t) = stop_deadline {
@@ -900,14 +900,10 @@ impl Engine {
                     self.acked(batches, now_micros());
                 } else {
                     let wire = wire as u64;
-                    self.in_flight.insert(
-                        (id, correlation_id),
-                        InFlight {
-                            batches,
-                            wire,
-                            sent: Instant::now(),
-                        },
-                    );
+                    let due = Instant::now() + self.request_timeout();
+                    self.in_flight
+                        .insert((id, correlation_id), InFlight { batches, wire, due });
+                    self.next_due = Some(self.next_due.map_or(due, |d| d.min(due)));
                 }
                 true
             }

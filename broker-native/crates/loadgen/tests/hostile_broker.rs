@@ -394,9 +394,41 @@ async fn a_metadata_refresh_never_answered_is_given_up_after_the_request_timeout
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(
-        said.iter().any(|m| m
-            == "metadata refresh: no answer to MetadataRequest within request.timeout.ms (200 ms)"),
+        said.iter()
+            .any(|m| m
+                == "metadata refresh: no answer to Metadata within request.timeout.ms (200 ms)"),
         "{said:?}"
     );
     producer.stop().await;
+}
+
+/// After a Metadata request went unanswered, the next goes to another bootstrap broker first: the
+/// one that held it (a paused node) is asked last.
+#[tokio::test]
+async fn a_metadata_request_never_answered_sends_the_next_to_another_bootstrap_broker() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let asked_for_metadata = AtomicUsize::new(0);
+    // Answers its first Metadata request ever, and holds every one after, on any connection.
+    let holding = FakeBroker::start(move |asked: &Asked| {
+        let held = asked.api_key == ApiKey::Metadata
+            && asked_for_metadata.fetch_add(1, Ordering::Relaxed) > 0;
+        held.then(Bytes::new)
+    })
+    .await;
+    let fair = FakeBroker::start(|_: &Asked| None).await;
+    let mut metadata = MetadataClient::connect(&[holding.bootstrap(), fair.bootstrap()].concat())
+        .await
+        .unwrap();
+    metadata.set_request_timeout(Duration::from_millis(200));
+    let topics = [TOPIC.to_string()];
+    // Each fake broker lists itself as node 0.
+    let first = metadata.fetch(&topics, Duration::ZERO).await.unwrap();
+    assert_eq!(first.brokers[&0], holding.bootstrap()[0]);
+    let e = metadata.fetch(&topics, Duration::ZERO).await.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "no answer to Metadata within request.timeout.ms (200 ms)"
+    );
+    let next = metadata.fetch(&topics, Duration::ZERO).await.unwrap();
+    assert_eq!(next.brokers[&0], fair.bootstrap()[0]);
 }
