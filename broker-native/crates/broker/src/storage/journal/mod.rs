@@ -126,6 +126,10 @@ struct State {
     /// Why the journal stopped: a write or a retirement failed. It takes no
     /// more records (as Kafka takes a failed log directory offline).
     failed: Option<String>,
+    /// The writer waits for records: an append wakes it only then (a wake
+    /// is a system call, and the writer looks for more records before it
+    /// waits, so a busy writer needs none).
+    writer_idle: bool,
 }
 
 /// Records for one file, from a block boundary.
@@ -190,6 +194,7 @@ impl Journal {
                 free: Vec::new(),
                 threads: None,
                 failed: None,
+                writer_idle: false,
             }),
             work: Condvar::new(),
             written: Condvar::new(),
@@ -312,8 +317,11 @@ impl Journal {
         if state.threads.is_none() {
             state.threads = Some(self.start_threads());
         }
+        let idle = std::mem::take(&mut state.writer_idle);
         drop(state);
-        self.work.notify_one();
+        if idle {
+            self.work.notify_one();
+        }
     }
 
     /// The writer and the retiring thread. The writer holds the journal
@@ -357,7 +365,9 @@ impl Journal {
     fn round(&self, writer: &mut Writer, idle: Duration) {
         let mut state = self.lock();
         if state.chunks.is_empty() {
+            state.writer_idle = true;
             state = self.work.wait_timeout(state, idle).expect("journal lock").0;
+            state.writer_idle = false;
             if state.chunks.is_empty() {
                 return;
             }
