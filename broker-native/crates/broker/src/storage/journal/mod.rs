@@ -58,6 +58,10 @@ pub const JOURNAL_DIR: &str = "__journal";
 /// spares).
 pub const DEFAULT_FILE_BYTES: u64 = 32 << 20;
 
+/// How long the writer waits for records before it looks again whether the
+/// log is still there (an append wakes it sooner).
+const WRITER_IDLE: Duration = Duration::from_millis(100);
+
 /// Chunk buffers kept for later rounds, and the largest kept.
 const KEPT_BUFFERS: usize = 4;
 const KEPT_BUFFER_BYTES: usize = 8 << 20;
@@ -104,6 +108,9 @@ pub struct Journal {
     /// Tests make writes fail.
     #[cfg(test)]
     fail_writes: std::sync::atomic::AtomicBool,
+    /// Tests make the writer wait longer than [`WRITER_IDLE`] (ms; 0: not).
+    #[cfg(test)]
+    idle_ms: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug)]
@@ -204,6 +211,8 @@ impl Journal {
             dir,
             #[cfg(test)]
             fail_writes: Default::default(),
+            #[cfg(test)]
+            idle_ms: Default::default(),
         }))
     }
 
@@ -349,7 +358,7 @@ impl Journal {
             .name("kbench-journal".into())
             .spawn(move || {
                 while let Some(journal) = journal.upgrade() {
-                    journal.round(&mut writer, Duration::from_millis(100));
+                    journal.round(&mut writer, journal.writer_idle());
                 }
             })
             .expect("spawn journal writer thread");
@@ -557,6 +566,15 @@ impl Journal {
         }
     }
 
+    fn writer_idle(&self) -> Duration {
+        #[cfg(test)]
+        match self.idle_ms.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => {}
+            ms => return Duration::from_millis(ms),
+        }
+        WRITER_IDLE
+    }
+
     /// Makes every later write fail (tests of a failing disk).
     #[cfg(test)]
     pub(crate) fn fail_writes(&self) {
@@ -705,6 +723,32 @@ mod tests {
             later.len() + spares.len() <= 1 + files::MAX_SPARES,
             "{later:?} {spares:?}"
         );
+    }
+
+    #[test]
+    fn an_append_wakes_the_idle_writer_every_time() {
+        // The writer waits an hour for records, so only an append's wake
+        // makes a record durable: one lost wake and the thread below never
+        // finishes. Each append comes as the writer goes idle after the
+        // last round, or after it already waits.
+        let dir = tempfile::tempdir().unwrap();
+        let journal = open(dir.path(), DEFAULT_FILE_BYTES, Box::new(|| Ok(())));
+        journal.idle_ms.store(3_600_000, Ordering::Relaxed);
+        let segment = Arc::new(Segment::create(dir.path(), 0, 4096, cache()).unwrap());
+        let (done, finished) = mpsc::channel();
+        let appender = journal.clone();
+        std::thread::spawn(move || {
+            for i in 0..500 {
+                if i % 50 == 0 {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                append_durably(&appender, &segment, 1, 100);
+            }
+            done.send(()).unwrap();
+        });
+        finished
+            .recv_timeout(Duration::from_secs(120))
+            .expect("every append made durable: a wake of the writer was lost");
     }
 
     #[test]
