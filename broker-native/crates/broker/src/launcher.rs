@@ -367,6 +367,20 @@ impl Cluster {
         self.metrics.as_ref().map(MetricsServer::local_addr)
     }
 
+    /// Stops every node without flushing its log, for a cluster whose data
+    /// is deleted next (see `BrokerHandle::discard`).
+    pub async fn discard(&self) {
+        if let Some(metrics) = &self.metrics {
+            metrics.stop();
+        }
+        for slot in &self.slots {
+            if let Some(h) = slot.handle.lock().await.take() {
+                h.discard().await;
+            }
+        }
+        self.groups.shutdown();
+    }
+
     /// Stops every node cleanly.
     pub async fn stop(&self) -> Result<()> {
         if let Some(metrics) = &self.metrics {

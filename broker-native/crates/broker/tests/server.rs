@@ -195,17 +195,22 @@ fn produce_acks0_frame(correlation_id: i32) -> BytesMut {
     frame
 }
 
+/// A connection that sent an acks=0 Produce (correlation id 1) and then an
+/// ApiVersions request (correlation id 2).
+async fn produce_acks0_then_api_versions(port: u16) -> TcpStream {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let mut frames = produce_acks0_frame(1);
+    frames.extend_from_slice(&api_versions_frame(3, 2));
+    stream.write_all(&frames).await.unwrap();
+    stream
+}
+
 #[tokio::test]
 async fn produce_with_acks_zero_gets_no_response_but_is_appended() {
     let dir = tempfile::tempdir().unwrap();
     let broker = broker(dir.path()).await;
     broker.broker().log.create_topic("t", 1, false).unwrap();
-    let mut stream = TcpStream::connect(("127.0.0.1", broker.port()))
-        .await
-        .unwrap();
-    let mut frames = produce_acks0_frame(1);
-    frames.extend_from_slice(&api_versions_frame(3, 2));
-    stream.write_all(&frames).await.unwrap();
+    let mut stream = produce_acks0_then_api_versions(broker.port()).await;
     let mut response = read_response(&mut stream).await;
     assert_eq!(
         ResponseHeader::decode(&mut response, 0)
@@ -240,6 +245,32 @@ async fn stop_closes_open_connections_and_is_idempotent() {
     assert!(TcpStream::connect(("127.0.0.1", broker.port()))
         .await
         .is_err());
+}
+
+#[tokio::test]
+async fn discard_closes_like_stop_but_leaves_the_log_unflushed() {
+    use kbench_broker_core::storage::shared::CLEAN_SHUTDOWN_FILE;
+    let dir = tempfile::tempdir().unwrap();
+    // The other way first: a clean stop flushes and leaves its mark.
+    let stopped = broker(dir.path()).await;
+    stopped.stop().await.unwrap();
+    assert!(dir.path().join(CLEAN_SHUTDOWN_FILE).exists());
+
+    let broker = broker(dir.path()).await;
+    broker.broker().log.create_topic("t", 1, false).unwrap();
+    let mut stream = produce_acks0_then_api_versions(broker.port()).await;
+    read_response(&mut stream).await;
+    broker.discard().await;
+    broker.discard().await;
+    // Served no more, and no flush: no clean-shutdown mark, so a later open would recover.
+    assert!(is_closed(&mut stream).await);
+    assert!(TcpStream::connect(("127.0.0.1", broker.port()))
+        .await
+        .is_err());
+    assert!(!dir.path().join(CLEAN_SHUTDOWN_FILE).exists());
+    // A stop after it has nothing left to do.
+    broker.stop().await.unwrap();
+    assert!(!dir.path().join(CLEAN_SHUTDOWN_FILE).exists());
 }
 
 /// One uncompressed batch of `count` records from offset `first`, each value

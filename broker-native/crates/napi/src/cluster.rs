@@ -218,4 +218,11 @@ impl BindingClusterHandle {
     pub async fn stop(&self) -> Result<()> {
         self.inner.stop().await.map_err(to_js_error)
     }
+
+    /// Stops every node without flushing its log, for a cluster whose data
+    /// directory is deleted next (a run's own cluster). Idempotent.
+    #[napi]
+    pub async fn discard(&self) {
+        self.inner.discard().await
+    }
 }

@@ -220,6 +220,14 @@ impl BindingBrokerHandle {
     pub async fn stop(&self) -> Result<()> {
         self.inner.stop().await.map_err(to_js_error)
     }
+
+    /// Closes the listener and every connection without flushing the log,
+    /// for a broker whose data directory is deleted next (a run's own
+    /// broker). Idempotent.
+    #[napi]
+    pub async fn discard(&self) {
+        self.inner.discard().await
+    }
 }
 
 /// Starts a broker on napi's tokio runtime.
