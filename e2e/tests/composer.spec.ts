@@ -79,3 +79,24 @@ test('after Save as, the title and the address name the new file', async ({ page
   await expect(page.getByTestId('composer-title')).toHaveText('Composer: user/e2e-saved-as.yaml');
   await expect(page.getByTestId('composer-yaml')).toHaveValue(/name: quickstart/);
 });
+
+test('while a file loads, the composer offers nothing to save or launch under its name', async ({ page }) => {
+  // The server's answer for the file is held back (then passed on as it was): a slow connection.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  await page.route('**/api/scenarios/quickstart.yaml', async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto('/#/compose/quickstart.yaml');
+  await expect(page.getByTestId('composer-title')).toHaveText('Composer: quickstart.yaml');
+  await expect(page.getByTestId('composer-save')).toBeDisabled();
+  await expect(page.getByTestId('composer-launch')).toBeDisabled();
+  await expect(page.getByTestId('composer-yaml')).toHaveValue('');
+  release();
+  await expect(page.getByTestId('composer-yaml')).toHaveValue(/name: quickstart/);
+  await expect(page.getByTestId('composer-save')).toBeEnabled();
+  await expect(page.getByTestId('composer-launch')).toBeEnabled();
+});

@@ -21,8 +21,10 @@ const STARTER: Raw = {
  * be opened; pass a stable function (a state setter), since opening runs again when it changes.
  */
 export function useDraft(from: string | null, onError: (err: Error) => void) {
-  const [raw, setRaw] = useState<Raw>(STARTER);
-  const [yamlText, setYamlText] = useState(() => scenarioToYaml(STARTER));
+  // A file's text arrives from the server: until then the draft is empty, not the starter scenario,
+  // so nothing can save or launch the starter under the file's name.
+  const [raw, setRaw] = useState<Raw>(from === null ? STARTER : {});
+  const [yamlText, setYamlText] = useState(() => (from === null ? scenarioToYaml(STARTER) : ''));
   const [yamlError, setYamlError] = useState<string | null>(null);
   /** What the server found wrong with the last launch, until the next edit. */
   const [serverIssues, setServerIssues] = useState<ScenarioIssue[]>([]);
@@ -30,8 +32,12 @@ export function useDraft(from: string | null, onError: (err: Error) => void) {
   const [file, setFile] = useState(from);
   const draftKey = `kbench-composer:${file ?? ''}`;
   const [generation, setGeneration] = useState(0);
+  /** The draft key whose text is in the draft (null while it loads). */
+  const [loadedKey, setLoadedKey] = useState<string | null>(null);
+  const loaded = loadedKey === draftKey;
   useEffect(() => {
     const load = (text: string) => {
+      setLoadedKey(draftKey);
       setYamlText(text);
       try {
         setRaw(readScenarioText(text) as Raw);
@@ -45,18 +51,21 @@ export function useDraft(from: string | null, onError: (err: Error) => void) {
     else if (file) api.scenario(file).then((opened) => load(opened.text), onError);
     else load(scenarioToYaml(STARTER));
   }, [file, draftKey, generation, onError]);
-  useEffect(() => window.sessionStorage.setItem(draftKey, yamlText), [draftKey, yamlText]);
+  useEffect(() => {
+    if (loaded) window.sessionStorage.setItem(draftKey, yamlText);
+  }, [loaded, draftKey, yamlText]);
 
   /** Discards the changes: the file as saved, or the starter scenario. */
   const reset = () => {
     window.sessionStorage.removeItem(draftKey);
+    setLoadedKey(null);
     setServerIssues([]);
     setGeneration((g) => g + 1);
   };
 
   const checked = useMemo(() => checkScenario(raw), [raw]);
   // While the YAML does not parse, the form keeps its last good parse: that parse's issues are stale.
-  const issues = yamlError !== null ? [] : checked.ok ? serverIssues : checked.issues;
+  const issues = !loaded || yamlError !== null ? [] : checked.ok ? serverIssues : checked.issues;
 
   /** A knob set from the form (undefined: removed, so its default applies). */
   const change = (path: string, value: unknown) => {
@@ -95,8 +104,8 @@ export function useDraft(from: string | null, onError: (err: Error) => void) {
     yamlText,
     /** Why the YAML text does not parse (the form then shows its last good parse). */
     yamlError,
-    /** Whether the draft can be launched or saved: valid, and its YAML parses. */
-    ready: checked.ok && yamlError === null,
+    /** Whether the draft can be launched or saved: its file's text loaded, valid, and its YAML parses. */
+    ready: loaded && checked.ok && yamlError === null,
     issues,
     change,
     editYaml,
