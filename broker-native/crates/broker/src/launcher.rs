@@ -370,25 +370,22 @@ impl Cluster {
     /// Stops every node without flushing its log, for a cluster whose data
     /// is deleted next (see `BrokerHandle::discard`).
     pub async fn discard(&self) {
-        if let Some(metrics) = &self.metrics {
-            metrics.stop();
-        }
-        for slot in &self.slots {
-            if let Some(h) = slot.handle.lock().await.take() {
-                h.discard().await;
-            }
-        }
-        self.groups.shutdown();
+        // Without the flush nothing in closing can fail.
+        let _ = self.close(false).await;
     }
 
     /// Stops every node cleanly.
     pub async fn stop(&self) -> Result<()> {
+        self.close(true).await
+    }
+
+    async fn close(&self, flush: bool) -> Result<()> {
         if let Some(metrics) = &self.metrics {
             metrics.stop();
         }
         for slot in &self.slots {
             if let Some(h) = slot.handle.lock().await.take() {
-                h.stop().await?;
+                h.close(flush).await?;
             }
         }
         self.groups.shutdown();

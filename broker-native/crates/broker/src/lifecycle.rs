@@ -173,20 +173,7 @@ impl BrokerHandle {
     /// Stops accepting, closes every connection, waits for them, stops the
     /// group coordinator and flushes the log. Calling it again is a no-op.
     pub async fn stop(&self) -> Result<()> {
-        if self.halt().await {
-            if self.owns_groups {
-                self.broker.groups.shutdown();
-            }
-            let log = &self.broker.log;
-            let flushed = crate::blocking::off_worker(|| {
-                let flushed = log.flush();
-                log.halt_journal();
-                flushed
-            });
-            flushed?;
-            self.broker.log.close_files();
-        }
-        Ok(())
+        self.close(true).await
     }
 
     /// Stops the node for good when its data is deleted next (a run's own
@@ -194,13 +181,26 @@ impl BrokerHandle {
     /// read it again. Flushing a run's gigabytes of page cache to a disk
     /// about to free them took seconds. Calling it again is a no-op.
     pub async fn discard(&self) {
+        // Without the flush nothing in closing can fail.
+        let _ = self.close(false).await;
+    }
+
+    /// `stop` (`flush`) or `discard`; the first call does the work.
+    pub(crate) async fn close(&self, flush: bool) -> Result<()> {
         if self.halt().await {
             if self.owns_groups {
                 self.broker.groups.shutdown();
             }
-            crate::blocking::off_worker(|| self.broker.log.halt_journal());
+            let log = &self.broker.log;
+            let flushed = crate::blocking::off_worker(|| {
+                let flushed = if flush { log.flush() } else { Ok(()) };
+                log.halt_journal();
+                flushed
+            });
+            flushed?;
             self.broker.log.close_files();
         }
+        Ok(())
     }
 
     /// Stops the node the way a crash would, short of losing the page
