@@ -72,6 +72,15 @@ describe('kbench usage errors exit 2 with a message', () => {
     expect(r.stderr).toContain('producers.acks: must be one of 0, 1, all (got 2)');
   });
 
+  it('a knob under an unknown section, and a section set to a number, name what is wrong', async () => {
+    const unknown = await kbench(['run', 'scenarios/quickstart.yaml', '--set', 'producer.acks=1']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown knob "producer.acks"; known here: name, description,');
+    const wrongType = await kbench(['run', 'scenarios/quickstart.yaml', '--set', 'producers=1']);
+    expect(wrongType.code).toBe(2);
+    expect(wrongType.stderr).toContain('producers: must be an object (got 1)');
+  });
+
   it('a knob the engine cannot run yet', async () => {
     const r = await kbench(['run', 'scenarios/quickstart.yaml', '--set', 'topics.replicationFactor=3']);
     expect(r.code).toBe(2);

@@ -34,7 +34,38 @@ export function fieldsKey(path: readonly PropertyKey[]): string {
   return path.map((p) => (typeof p === 'number' ? '*' : String(p))).join('.');
 }
 
-export function issuesFromZod(error: z.ZodError, prefix: readonly PropertyKey[] = []): ScenarioIssue[] {
+/** What `input` holds at `path`: undefined where the path leaves it. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let node = input;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node;
+}
+
+/**
+ * A field of the wrong type, or a missing one: `is required (string)`, `must be an object (got 1)`.
+ * `input` is the value that was checked (zod's issues do not carry the field's own value).
+ */
+export function invalidTypeMessage(issue: z.core.$ZodIssueInvalidType, input: unknown): string {
+  const value = issue.input ?? valueAt(input, issue.path);
+  if (value === undefined) return `is required (${issue.expected})`;
+  const expected =
+    issue.expected === 'object' ? 'an object' : issue.expected === 'array' ? 'a list' : `a ${issue.expected}`;
+  return `must be ${expected} (got ${JSON.stringify(value)})`;
+}
+
+/**
+ * The scenario issues of a zod error. `input`, the value that was checked, tells a missing field
+ * (`is required`) from one of the wrong type (`must be an object (got 1)`): zod's own issues do not
+ * carry the value.
+ */
+export function issuesFromZod(
+  error: z.ZodError,
+  prefix: readonly PropertyKey[] = [],
+  input?: unknown,
+): ScenarioIssue[] {
   const out: ScenarioIssue[] = [];
   for (const issue of error.issues) {
     const path = [...prefix, ...issue.path];
@@ -49,12 +80,7 @@ export function issuesFromZod(error: z.ZodError, prefix: readonly PropertyKey[] 
       continue;
     }
     let message = issue.message;
-    if (issue.code === 'invalid_type') {
-      message =
-        issue.input === undefined
-          ? `is required (${issue.expected})`
-          : `must be ${issue.expected === 'object' ? 'an object' : issue.expected === 'array' ? 'a list' : `a ${issue.expected}`}`;
-    }
+    if (issue.code === 'invalid_type') message = invalidTypeMessage(issue, input);
     out.push({ path: formatPath(path), message });
   }
   return out;

@@ -27,7 +27,7 @@ function validate(input: unknown) {
   if (parsed.success && conflicts.length === 0) return { ok: true as const, scenario: parsed.data };
   return {
     ok: false as const,
-    issues: [...(parsed.success ? [] : issuesFromZod(parsed.error)), ...conflicts],
+    issues: [...(parsed.success ? [] : issuesFromZod(parsed.error, [], input)), ...conflicts],
   };
 }
 
@@ -85,13 +85,17 @@ function checkKnob(knob: string): string | undefined {
   const parts = knobParts(knob);
   // A property inside a map knob: the scenario's check names an unknown one.
   if (parts.length === 3 && NAMED_MAP_KNOBS.some((m) => knob.startsWith(`${m}.`))) return undefined;
-  const parent = parts.slice(0, -1).join('.');
-  const fields = KNOWN_FIELDS.get(fieldsKey(parts.slice(0, -1)));
-  if (!fields) return `unknown knob ${JSON.stringify(knob)}: ${JSON.stringify(parent)} has no fields`;
-  const leaf = parts[parts.length - 1] ?? '';
-  if (!fields.includes(leaf)) {
-    const prefix = parent ? `${parent}.` : '';
-    return `unknown knob ${JSON.stringify(knob)}; known here: ${fields.map((f) => prefix + f).join(', ')}`;
+  // The first part that is not a field of the part before it is what is wrong.
+  for (let i = 0; i < parts.length; i++) {
+    const parent = parts.slice(0, i).join('.');
+    const fields = KNOWN_FIELDS.get(fieldsKey(parts.slice(0, i)));
+    if (!fields) {
+      return `unknown knob ${JSON.stringify(knob)}: ${JSON.stringify(parent)} is a value, not a group of knobs`;
+    }
+    if (!fields.includes(parts[i] ?? '')) {
+      const prefix = parent ? `${parent}.` : '';
+      return `unknown knob ${JSON.stringify(knob)}; known here: ${fields.map((f) => prefix + f).join(', ')}`;
+    }
   }
   return undefined;
 }

@@ -9,7 +9,7 @@ import {
   agentEntryProblem,
   agentsShape,
 } from './agents.js';
-import { formatIssue, formatPath, type ScenarioIssue } from './errors.js';
+import { formatIssue, formatPath, invalidTypeMessage, type ScenarioIssue } from './errors.js';
 
 export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512', 'oauthbearer'] as const;
 export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
@@ -334,10 +334,7 @@ export function parseProfile(input: unknown): TargetProfile {
             : 'must be true, false or an object of TLS settings',
       });
     } else {
-      const message =
-        issue.code === 'invalid_type' && issue.input === undefined
-          ? `is required (${issue.expected})`
-          : issue.message;
+      const message = issue.code === 'invalid_type' ? invalidTypeMessage(issue, input) : issue.message;
       issues.push({ path: formatPath(issue.path), message });
     }
   }

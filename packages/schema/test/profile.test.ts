@@ -37,6 +37,9 @@ describe('target profiles', () => {
     ]);
     expect(issues({ name: 'a:b', bootstrap: 'h:1' })[0]?.path).toBe('name');
     expect(issues({ name: 'x' })).toEqual([{ path: 'bootstrap', message: 'is required (string)' }]);
+    expect(issues({ name: 'x', bootstrap: 9092 })).toEqual([
+      { path: 'bootstrap', message: 'must be a string (got 9092)' },
+    ]);
     expect(issues({ name: 'x', bootstrap: 'h:1', tls: { cert: '/c.pem' } })).toEqual([
       { path: 'tls.key', message: 'a client certificate needs both tls.cert and tls.key' },
     ]);

@@ -92,6 +92,14 @@ describe('scenario errors name the field and the allowed values', () => {
     ]);
   });
 
+  it('a section of the wrong type says what it must be and what it got, not that it is missing', () => {
+    expect(issuesOf({ producers: 1 })).toEqual([{ path: 'producers', message: 'must be an object (got 1)' }]);
+    expect(issuesOf({ faults: 'kill' })).toEqual([
+      { path: 'faults', message: 'must be a list (got "kill")' },
+    ]);
+    expect(issuesOf({ cluster: [] })).toEqual([{ path: 'cluster', message: 'must be an object (got [])' }]);
+  });
+
   it('sampleIntervalMs: 100 to 1000 ms, absent by default (1000)', () => {
     expect(issuesOf({ sampleIntervalMs: 99 })).toEqual([
       { path: 'sampleIntervalMs', message: 'must be a whole number from 100 to 1000 (got 99)' },
@@ -371,6 +379,15 @@ describe('--set overrides', () => {
 
   it('rejects an unknown knob with the known ones', () => {
     expect(() => applySet({}, 'producers.ack=1')).toThrow(/known here: producers.count, producers.acks/);
+  });
+
+  it('names the first unknown part of a knob, and a value given parts of its own', () => {
+    expect(() => applySet({}, 'nosuch.knob=1')).toThrow(
+      /unknown knob "nosuch.knob"; known here: name, description,/,
+    );
+    expect(() => applySet({}, 'producers.acks.level=1')).toThrow(
+      /unknown knob "producers.acks.level": "producers.acks" is a value, not a group of knobs/,
+    );
   });
 
   it('rejects an assignment without =', () => {
