@@ -20,6 +20,8 @@ export interface MeasuredRun {
   status: string;
   summary: RunSummary | null;
   sweepValue?: string;
+  /** The scenario as it ran (resolved), where it is known: the gate compares the two sides' settings. */
+  scenario?: unknown;
 }
 
 export function measuredRun(run: RunRecord): MeasuredRun {
@@ -30,6 +32,7 @@ export function measuredRun(run: RunRecord): MeasuredRun {
     status: run.status,
     summary: run.summary,
     ...(run.sweepValue === undefined ? {} : { sweepValue: run.sweepValue }),
+    scenario: run.scenario,
   };
 }
 

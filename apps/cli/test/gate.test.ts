@@ -30,7 +30,12 @@ interface RepeatJson {
   series: string;
   runs: { id: string; series: string; sweepValue?: string; status: string }[];
   groups: { target: string; sweepValue?: string; runs: string[]; statistics: FigureStats[] }[];
-  gate?: { passed: boolean; regressions: string[]; figures: { metric: string; verdict: string }[] };
+  gate?: {
+    passed: boolean;
+    regressions: string[];
+    figures: { metric: string; verdict: string }[];
+    settingsDiffer: { path: string; baseline: string[]; current: string[] }[];
+  };
 }
 
 let home: string;
@@ -145,6 +150,10 @@ describe('the regression gate', () => {
     const row = r.stdout.split('\n').find((l) => l.startsWith('| produced rec/s (`produced.recordsPerSec`)'));
     expect(row).toMatch(/\| -(1[5-9]|2\d)\.\d% \| \*\*regression\*\* \(p=/);
     expect(r.stdout).toContain('gate FAILED: produced.recordsPerSec regressed beyond 10.0% (exit 3)');
+    // The slowdown is a setting of its own, and the gate says so beside its verdict.
+    expect(r.stdout).toContain(
+      `warning: the runs judged did not run the baseline's settings, so a change may be the settings' rather than the system's: producers.rate: ${RATE * 0.8} (baseline ${RATE})`,
+    );
     // The file holds the Markdown as printed.
     expect(r.stdout).toContain(await readFile(markdown, 'utf8'));
 
@@ -183,6 +192,7 @@ describe('the regression gate', () => {
     expect(out.gate?.passed).toBe(true);
     expect(out.gate?.regressions).toEqual([]);
     expect(out.gate?.figures.map((f) => f.metric)).toEqual(['produced.recordsPerSec']);
+    expect(out.gate?.settingsDiffer).toEqual([]);
     sameSeries = out.series;
   });
 
@@ -198,6 +208,9 @@ describe('the regression gate', () => {
     expect(slow.code).toBe(3);
     const verdict = JSON.parse(slow.stdout) as NonNullable<RepeatJson['gate']>;
     expect(verdict.regressions).toEqual(['produced.recordsPerSec']);
+    expect(verdict.settingsDiffer).toEqual([
+      { path: 'producers.rate', baseline: [String(RATE)], current: [String(RATE * 0.8)] },
+    ]);
     const same = await runKbench(home, ['gate', sameSeries, '--baseline', baseline.series, ...METRIC]);
     expect(same.code).toBe(0);
     expect(same.stdout).toContain('### kbench gate: passed');

@@ -60,3 +60,33 @@ export function distinctNames(names: string[], max = 40): string[] {
     return `${head}…${part}${tail}`;
   });
 }
+
+export interface SideDifference {
+  path: string;
+  /** The values this setting has in the baseline's scenarios, distinct, in order; '-' where absent. */
+  baseline: string[];
+  /** And in the current runs' scenarios. */
+  current: string[];
+}
+
+/**
+ * The settings whose values in the current scenarios are not those of the baseline's (a gate's two
+ * sides): each with the distinct values on either side. A setting that varies within one side alike on
+ * both (a sweep's knob) is not a difference. Names, descriptions and targets aside.
+ */
+export function sideDifferences(
+  baseline: unknown[],
+  current: unknown[],
+  ignore: string[] = ['name', 'description', 'target'],
+): SideDifference[] {
+  const [b, c] = [baseline.map((s) => flattenSettings(s)), current.map((s) => flattenSettings(s))];
+  const paths = [...new Set([...b, ...c].flatMap((f) => Object.keys(f)))]
+    .filter((p) => !ignore.includes(p))
+    .sort();
+  const distinct = (side: Record<string, string>[], path: string) => [
+    ...new Set(side.map((f) => f[path] ?? '-')),
+  ];
+  return paths
+    .map((path) => ({ path, baseline: distinct(b, path), current: distinct(c, path) }))
+    .filter((d) => d.baseline.length !== d.current.length || d.baseline.some((v) => !d.current.includes(v)));
+}

@@ -422,6 +422,28 @@ describe('sweeps', () => {
   });
 });
 
+describe('sideDifferences (a gate: the runs judged against the baseline)', () => {
+  it("names each setting whose values on one side are not the other's, with both sides' values", async () => {
+    const { sideDifferences } = await import('../src/index.js');
+    const base = parseScenario({ name: 'x', driver: 'kafkajs', producers: { rate: 5000 } });
+    const judged = parseScenario({ name: 'x', driver: 'native', producers: { rate: 5000 } });
+    expect(sideDifferences([base, base], [judged])).toEqual([
+      { path: 'driver', baseline: ['kafkajs'], current: ['native'] },
+    ]);
+    expect(sideDifferences([base], [base, base])).toEqual([]);
+  });
+
+  it('a setting that varies alike on both sides (a sweep) is no difference; the target is left to the headline', async () => {
+    const { sideDifferences } = await import('../src/index.js');
+    const at = (size: number, target = 'bundled') =>
+      parseScenario({ name: 'x', target, producers: { messageSize: size } });
+    expect(sideDifferences([at(100), at(200)], [at(200, 'kafka'), at(100, 'kafka')])).toEqual([]);
+    expect(sideDifferences([at(100), at(200)], [at(100)])).toEqual([
+      { path: 'producers.messageSize', baseline: ['100', '200'], current: ['100'] },
+    ]);
+  });
+});
+
 describe('scenarioDifferences', () => {
   it('lists only the settings that differ, by path', async () => {
     const { scenarioDifferences } = await import('../src/index.js');

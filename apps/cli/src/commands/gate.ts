@@ -14,6 +14,8 @@ import {
   parsePercent,
   type RunListItem,
   runMetricValue,
+  type SideDifference,
+  sideDifferences,
 } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { fitTable, fmtNumber } from '../format.js';
@@ -164,6 +166,8 @@ export async function resolveRunSet(
         `kbench ${command}: ${what} ${JSON.stringify(ref)} (${kind}) holds runs of several ${label} (${distinct.join(', ')}); name runs of one`,
       );
   }
+  // The settings each ran with, for the gate to say where the two sides differ.
+  for (const r of runs) r.scenario ??= (await history.getRun(r.id))?.scenario;
   const first = runs[0] as MeasuredRun;
   return { ref, kind, name: first.name, target: first.target, runs };
 }
@@ -219,6 +223,12 @@ export interface GateResult {
   /** The metrics that regressed; the gate fails when there is one. */
   regressions: string[];
   passed: boolean;
+  /**
+   * The settings the judged runs did not share with the baseline's (`kbench run --set driver=native`
+   * against a kafkajs baseline, an edited scenario file): a change in a figure may be theirs, and the
+   * gate says so beside its verdict. Empty when both sides ran the same settings.
+   */
+  settingsDiffer: SideDifference[];
 }
 
 export function evaluateGate(
@@ -243,6 +253,10 @@ export function evaluateGate(
     };
   });
   const regressions = figures.filter((f) => f.verdict === 'regression').map((f) => f.metric);
+  const scenarios = (runs: MeasuredRun[]) =>
+    runs.flatMap((r) => (r.scenario === undefined ? [] : [r.scenario]));
+  const [before, after] = [scenarios(baseline.runs), scenarios(current.runs)];
+  const settingsDiffer = before.length > 0 && after.length > 0 ? sideDifferences(before, after) : [];
   return {
     scenario,
     baseline: {
@@ -256,7 +270,17 @@ export function evaluateGate(
     figures,
     regressions,
     passed: regressions.length === 0,
+    settingsDiffer,
   };
+}
+
+/** The settings that differ, one line: `driver: native (baseline kafkajs); ...`; null when none do. */
+function settingsWarning(result: GateResult): string | null {
+  if (result.settingsDiffer.length === 0) return null;
+  const each = result.settingsDiffer
+    .map((d) => `${d.path}: ${d.current.join(', ')} (baseline ${d.baseline.join(', ')})`)
+    .join('; ');
+  return `the runs judged did not run the baseline's settings, so a change may be the settings' rather than the system's: ${each}`;
 }
 
 function changeText(change: number | null): string {
@@ -308,7 +332,8 @@ export function gateText(result: GateResult): string {
   const verdict = result.passed
     ? `gate passed: no regression beyond ${fmtNumber(result.maxRegressionPercent, 1)}%`
     : `gate FAILED: ${result.regressions.join(', ')} regressed beyond ${fmtNumber(result.maxRegressionPercent, 1)}% (exit ${REGRESSION_EXIT})`;
-  return `gate: ${headline(result)}\n${fitTable(rows, ['l', 'r', 'r', 'r', 'r', 'l', 'l'])}\n${ruleText(result)}\n${verdict}`;
+  const warning = settingsWarning(result);
+  return `gate: ${headline(result)}\n${fitTable(rows, ['l', 'r', 'r', 'r', 'r', 'l', 'l'])}\n${ruleText(result)}\n${warning ? `warning: ${warning}\n` : ''}${verdict}`;
 }
 
 function mdCell(text: string): string {
@@ -333,6 +358,8 @@ export function gateMarkdown(result: GateResult): string {
     ruleText(result),
     '',
   ];
+  const warning = settingsWarning(result);
+  if (warning) lines.push(`> **warning**: ${mdCell(warning)}`, '');
   return lines.join('\n');
 }
 
