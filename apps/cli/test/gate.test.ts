@@ -170,7 +170,13 @@ describe('the regression gate', () => {
       }
       if (tag.name === 'failure') failing.push(testcase);
     });
+    let text = '';
+    parser.on('text', (t) => {
+      text += t;
+    });
     parser.write(xml).close();
+    expect(text).toContain(`warning: the runs judged did not run the baseline's settings`);
+    expect(text).toContain(`producers.rate: ${RATE * 0.8} (baseline ${RATE})`);
     expect(cases).toEqual(['produced.recordsPerSec']);
     expect(failing).toEqual(['produced.recordsPerSec']);
 

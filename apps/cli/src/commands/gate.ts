@@ -377,6 +377,7 @@ export function gateJunit(result: GateResult): string {
   const failures = result.regressions.length;
   const skipped = result.figures.filter((f) => f.verdict === 'missing').length;
   const suite = `kbench gate: ${result.scenario}`;
+  const warning = settingsWarning(result);
   const cases = result.figures.map((f) => {
     const detail = `${f.label}: baseline ${sideText(f, 'baseline')}, current ${sideText(f, 'current')}, change ${changeText(f.changePercent)}, ${f.verdict}${pText(f) ? ` (${pText(f)})` : ''}`;
     const open = `    <testcase classname="${xml(`kbench.gate.${result.scenario}`)}" name="${xml(f.metric)}"`;
@@ -391,6 +392,7 @@ export function gateJunit(result: GateResult): string {
     `<testsuites name="kbench gate" tests="${result.figures.length}" failures="${failures}">`,
     `  <testsuite name="${xml(suite)}" tests="${result.figures.length}" failures="${failures}" errors="0" skipped="${skipped}">`,
     ...cases,
+    ...(warning ? [`    <system-err>${xml(`warning: ${warning}`)}</system-err>`] : []),
     '  </testsuite>',
     '</testsuites>',
     '',
