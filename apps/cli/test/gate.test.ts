@@ -241,8 +241,14 @@ describe('the regression gate', () => {
       '--json',
     ]);
     expect(single.code).toBe(3);
-    const judged = JSON.parse(single.stdout) as { figures: { rule: string; verdict: string }[] };
+    const judged = JSON.parse(single.stdout) as NonNullable<RepeatJson['gate']> & {
+      figures: { rule: string }[];
+    };
     expect(judged.figures).toMatchObject([{ rule: 'prediction', verdict: 'regression' }]);
+    // A run named by its id carries its settings as a series does.
+    expect(judged.settingsDiffer).toEqual([
+      { path: 'producers.rate', baseline: [String(RATE)], current: [String(RATE * 0.8)] },
+    ]);
   });
 });
 

@@ -15,6 +15,11 @@ export function flattenSettings(
   return out;
 }
 
+/** Every path any of the flattened scenarios has, sorted, those in `ignore` aside. */
+function settingPaths(flat: Record<string, string>[], ignore: string[]): string[] {
+  return [...new Set(flat.flatMap((f) => Object.keys(f)))].filter((p) => !ignore.includes(p)).sort();
+}
+
 export interface SettingDifference {
   path: string;
   /** One value per scenario, in order; '-' where a scenario does not have the setting. */
@@ -27,8 +32,7 @@ export function scenarioDifferences(
   ignore: string[] = ['name', 'description'],
 ): SettingDifference[] {
   const flat = scenarios.map((s) => flattenSettings(s));
-  const paths = [...new Set(flat.flatMap((f) => Object.keys(f)))].filter((p) => !ignore.includes(p)).sort();
-  return paths
+  return settingPaths(flat, ignore)
     .map((path) => ({ path, values: flat.map((f) => f[path] ?? '-') }))
     .filter((d) => new Set(d.values).size > 1);
 }
@@ -80,13 +84,10 @@ export function sideDifferences(
   ignore: string[] = ['name', 'description', 'target'],
 ): SideDifference[] {
   const [b, c] = [baseline.map((s) => flattenSettings(s)), current.map((s) => flattenSettings(s))];
-  const paths = [...new Set([...b, ...c].flatMap((f) => Object.keys(f)))]
-    .filter((p) => !ignore.includes(p))
-    .sort();
   const distinct = (side: Record<string, string>[], path: string) => [
     ...new Set(side.map((f) => f[path] ?? '-')),
   ];
-  return paths
+  return settingPaths([...b, ...c], ignore)
     .map((path) => ({ path, baseline: distinct(b, path), current: distinct(c, path) }))
     .filter((d) => d.baseline.length !== d.current.length || d.baseline.some((v) => !d.current.includes(v)));
 }

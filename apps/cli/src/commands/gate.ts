@@ -139,6 +139,7 @@ export async function resolveRunSet(
           target: run.scenario.target,
           status: run.status,
           summary: run.summary,
+          scenario: run.scenario,
         },
       ];
     }
@@ -166,7 +167,8 @@ export async function resolveRunSet(
         `kbench ${command}: ${what} ${JSON.stringify(ref)} (${kind}) holds runs of several ${label} (${distinct.join(', ')}); name runs of one`,
       );
   }
-  // The settings each ran with, for the gate to say where the two sides differ.
+  // The settings each ran with, for the gate to say where the two sides differ (a run's list item
+  // does not carry its scenario).
   for (const r of runs) r.scenario ??= (await history.getRun(r.id))?.scenario;
   const first = runs[0] as MeasuredRun;
   return { ref, kind, name: first.name, target: first.target, runs };
