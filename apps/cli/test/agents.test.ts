@@ -6,6 +6,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -91,6 +92,13 @@ function kbench(home: string, args: string[], timeoutMs = 180_000): Promise<CliR
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
   });
+}
+
+/** `kbench run FILE --agents AGENTS --agent-token-file TOKEN --json`, which must fail (exit 1): the run it printed. */
+async function failedRun(home: string, file: string, agents: string, token: string): Promise<RunRecord> {
+  const result = await kbench(home, ['run', file, '--agents', agents, '--agent-token-file', token, '--json']);
+  expect(result.code, result.stderr).toBe(1);
+  return JSON.parse(result.stdout) as RunRecord;
 }
 
 /** `kbench run ARGS --json` as a child: its exit code (within a minute), its output, and when load is measured. */
@@ -452,17 +460,7 @@ verify: true
     await first.measuring;
     // Another history, so that the run slot does not refuse it first.
     const other = await tempDir();
-    const second = await kbench(other, [
-      'run',
-      file,
-      '--agents',
-      agent.address,
-      '--agent-token-file',
-      token,
-      '--json',
-    ]);
-    expect(second.code).toBe(1);
-    const refused = JSON.parse(second.stdout) as RunRecord;
+    const refused = await failedRun(other, file, agent.address, token);
     expect(refused.error).toMatch(
       new RegExp(
         `^agent \\S+ \\(${agent.address.replace(/\./g, '\\.')}\\): busy: run \\w+ from 127\\.0\\.0\\.1:\\d+ since `,
@@ -557,19 +555,65 @@ describe('kbench agent', () => {
     const agent = await startAgent(home, ['--token-file', token]);
     const wrong = path.join(home, 'wrong-token');
     await writeFile(wrong, 'not-the-token\n');
-    const result = await kbench(home, [
-      'run',
-      file,
-      '--agents',
-      agent.address,
-      '--agent-token-file',
-      wrong,
-      '--json',
-    ]);
-    expect(result.code).toBe(1);
-    const run = JSON.parse(result.stdout) as RunRecord;
+    const run = await failedRun(home, file, agent.address, wrong);
     expect(run.error).toMatch(
       new RegExp(`^agent ${agent.address.replace(/\./g, '\\.')}: hello\\.token: refused`),
+    );
+    expect(run.summary).toBeNull();
+  });
+
+  it("fails the run naming the agent and the field when an agent's figures cannot be measured ones, storing none of them", async () => {
+    const { home, token, file } = await setup(SCENARIO);
+    // An agent that speaks the protocol and reports an interval whose count is not its buckets'.
+    const ops = [
+      'hello',
+      'time',
+      'prepare',
+      'startConsumers',
+      'startProducers',
+      'take',
+      'stop',
+      'acknowledged',
+      'release',
+    ];
+    const interval = (count: number) => ({
+      records: 10,
+      valueBytes: 2000,
+      wireBytes: 2100,
+      errors: 0,
+      errorMessages: [],
+      latency: { buckets: [500], counts: [10], count, sum: 5000, max: 500 },
+    });
+    const bodies: Record<string, () => Record<string, unknown>> = {
+      hello: () => ({ version: 1, ops, agent: { name: 'liar', kbench: '0.1.0', host: 'h', cores: 2 } }),
+      time: () => ({ micros: Date.now() * 1000 }),
+      startConsumers: () => ({ properties: {} }),
+      startProducers: () => ({ properties: {} }),
+      take: () => ({
+        atMicros: Date.now() * 1000,
+        producers: interval(1e9),
+        consumers: interval(10),
+        producersFinished: false,
+        error: null,
+      }),
+      acknowledged: () => ({ acknowledged: [] }),
+    };
+    const server = createServer((socket) => {
+      createInterface({ input: socket }).on('line', (line) => {
+        const request = JSON.parse(line) as { id: number; op: string };
+        socket.write(`${JSON.stringify({ id: request.id, ok: true, ...(bodies[request.op]?.() ?? {}) })}\n`);
+      });
+      socket.on('error', () => {});
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    cleanups.push(() => new Promise((done) => server.close(() => done())));
+    const address = `127.0.0.1:${(server.address() as { port: number }).port}`;
+    const run = await failedRun(home, file, address, token);
+    expect(run.error).toMatch(
+      new RegExp(
+        `^agent liar \\(${address.replace(/\./g, '\\.')}\\) lost at [\\d.]+ s into the load: a reply's producers\\.latency\\.count is 1000000000, not the sum of its buckets' counts \\(10\\)$`,
+      ),
     );
     expect(run.summary).toBeNull();
   });

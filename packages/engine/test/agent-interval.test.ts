@@ -10,7 +10,7 @@ const interval = (extra: Record<string, unknown>) => ({
   valueBytes: 1000,
   wireBytes: 1100,
   errors: 3,
-  latency: { buckets: [5], counts: [10], count: 10, sum: 50, max: 9 },
+  latency: { buckets: [5], counts: [10], count: 10, sum: 50, max: 5 },
   ...extra,
 });
 
@@ -58,5 +58,43 @@ describe('parseInterval', () => {
       'interval',
     );
     expect(parsed.errorMessages?.[0]?.message.length).toBeLessThanOrEqual(300);
+  });
+
+  it('refuses figures an agent cannot have measured, naming the field, rather than store them', () => {
+    const latency = (l: Record<string, unknown>) =>
+      interval({ latency: { buckets: [5], counts: [10], count: 10, sum: 50, max: 5, ...l } });
+    for (const [bad, message] of [
+      [interval({ records: 1.5 }), /interval\.records is not a count \(got 1\.5\)/],
+      [interval({ valueBytes: 1e300 }), /interval\.valueBytes is not a count/],
+      [interval({ errors: -1 }), /interval\.errors is not a count/],
+      [
+        latency({ count: 1e9 }),
+        /interval\.latency\.count is 1000000000, not the sum of its buckets' counts \(10\)/,
+      ],
+      [
+        latency({ buckets: [1e12] }),
+        /interval\.latency\.buckets\[0\] is not a bucket \(0 to 56319; got 1000000000000\)/,
+      ],
+      [latency({ buckets: [2.5] }), /interval\.latency\.buckets\[0\] is not a count/],
+      [
+        latency({ buckets: [7, 5], counts: [5, 5], sum: 60, max: 7 }),
+        /interval\.latency\.buckets\[1\] does not come after the bucket before it/,
+      ],
+      [latency({ max: 1 }), /interval\.latency\.max is 1 µs, not in its highest bucket \(5 to 5 µs\)/],
+      [
+        latency({ sum: 5e9 }),
+        /interval\.latency\.sum is 5000000000 µs, which 10 values in its buckets cannot add up to \(50 to 50 µs\)/,
+      ],
+      [
+        latency({ buckets: Array.from({ length: 1 << 17 }, (_, i) => i), counts: Array(1 << 17).fill(1) }),
+        /buckets and counts are not two lists of one length, at most 56320/,
+      ],
+    ] as const)
+      expect(() => parseInterval(bad, 'interval')).toThrow(message);
+    // An empty histogram has nothing in it, max and sum included.
+    expect(() => latency({ buckets: [], counts: [], count: 0, sum: 0, max: 3 })).not.toThrow();
+    expect(() => parseInterval(latency({ buckets: [], counts: [], count: 0, sum: 0, max: 3 }), 'i')).toThrow(
+      /i\.latency\.max is 3 µs, not in its highest bucket \(none: 0\)/,
+    );
   });
 });

@@ -7,18 +7,21 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use futures::FutureExt;
 use kbench_loadgen::options::from_json;
 use serde_json::{json, Map, Value};
 use subtle::ConstantTimeEq;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, WriteHalf};
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 
 use crate::clock::{iso_utc, now_micros, Claim};
 use crate::line::{next_line, LineError};
 use crate::run::{start_all, Role, Run};
 use crate::PROTOCOL_VERSION;
-use crate::{is_host_port, Shared, MAX_CLIENTS, MAX_HELLO_LINE_BYTES, MAX_LINE_BYTES};
+use crate::{
+    is_host_port, Shared, MAX_CLIENTS, MAX_CONNECTIONS, MAX_HELLO_LINE_BYTES, MAX_LINE_BYTES,
+};
 
 /// The ops served, in the order of a run; hello's reply lists them, so that a controller knows
 /// before any load whether an agent serves one added since protocol v1 began (`acknowledged`).
@@ -66,17 +69,31 @@ fn refuse_and_close(error: impl Into<String>) -> Refusal {
     }
 }
 
+/// One accepted connection: who it is, when its hello is due, and what closes it for room before
+/// its hello (see `MAX_CONNECTIONS`).
+pub(crate) struct Connection {
+    pub peer: SocketAddr,
+    pub id: u64,
+    pub shared: Arc<Shared>,
+    pub hello_by: Instant,
+    pub close: Arc<Notify>,
+}
+
 /// Serves one connection until it closes, falls silent, breaks the protocol or the agent stops.
 pub(crate) async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
-    peer: SocketAddr,
-    id: u64,
-    shared: Arc<Shared>,
-    hello_by: Instant,
+    on: Connection,
     mut stopped: watch::Receiver<bool>,
 ) {
     let (reader, mut writer) = tokio::io::split(stream);
     let mut reader = BufReader::with_capacity(64 << 10, reader);
+    let Connection {
+        peer,
+        id,
+        shared,
+        hello_by,
+        close,
+    } = on;
     let mut session = Session {
         shared,
         peer,
@@ -105,7 +122,17 @@ pub(crate) async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         };
         let line = tokio::select! {
             _ = stopped.wait_for(|s| *s) => break,
-            line = read => line,
+            _ = close.notified(), if !session.hello => None,
+            line = read => Some(line),
+        };
+        let Some(line) = line else {
+            // Closed for room, without the linger: the place is another connection's now.
+            let why = format!(
+                "hello: this connection is closed to make room: the agent serves {MAX_CONNECTIONS} connections at once, and this one had not said hello"
+            );
+            let _ = write(&mut writer, Value::Null, Err(refuse_and_close(why))).await;
+            let _ = writer.shutdown().await;
+            return;
         };
         let (request_id, outcome) = match line {
             None => {
@@ -130,7 +157,23 @@ pub(crate) async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
                     "request: a line longer than {limit} bytes"
                 ))),
             ),
-            Some(Ok(Some(line))) => session.handle(&line).await,
+            Some(Ok(Some(line))) => {
+                // A request the agent fails on (a panic) must not leave the agent claimed by a run
+                // no connection holds: the reply says so and the connection closes, releasing it.
+                match std::panic::AssertUnwindSafe(session.handle(&line))
+                    .catch_unwind()
+                    .await
+                {
+                    Ok(handled) => handled,
+                    Err(panic) => (
+                        Value::Null,
+                        Err(refuse_and_close(format!(
+                            "request: the agent failed on it ({}); the connection is closed and its run's clients are stopped",
+                            panic_text(panic.as_ref())
+                        ))),
+                    ),
+                }
+            }
         };
         let close = matches!(&outcome, Err(r) if r.close);
         if !write(&mut writer, request_id, outcome).await || close {
@@ -288,6 +331,11 @@ impl Session {
         if !bool::from(digest.as_ref().ct_eq(self.shared.token_digest.as_ref())) {
             return Err(refuse_and_close("hello.token: refused"));
         }
+        if !self.shared.stop_waiting(self.id) {
+            return Err(refuse_and_close(format!(
+                "hello: this connection was closed to make room: the agent serves {MAX_CONNECTIONS} connections at once, and this one had not said hello"
+            )));
+        }
         self.hello = true;
         let shared = &self.shared;
         Ok(body([
@@ -438,6 +486,15 @@ impl Session {
             *claim = None;
         }
     }
+}
+
+/// What a panic said, when it said it with text.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic")
 }
 
 fn no_run(op: &str) -> Refusal {

@@ -10,6 +10,7 @@ mod connection;
 mod line;
 mod run;
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -17,7 +18,7 @@ use std::time::Duration;
 
 use kbench_broker_core::TlsFiles;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 use tokio::task::{JoinHandle, JoinSet};
 
 /// The protocol versions this agent speaks.
@@ -35,7 +36,9 @@ pub const RUN_SILENCE_TIMEOUT: Duration = Duration::from_secs(30);
 /// bound (`MAX_LINE_BYTES`), so that a run whose acknowledged records are badly fragmented gets an
 /// error naming why rather than a line the controller refuses.
 pub const MAX_ACKNOWLEDGED_BYTES: usize = 8 << 20;
-/// Connections served at once; more are closed on accept.
+/// Connections served at once. A connection beyond them makes room by closing the oldest that has
+/// not said hello yet (so that peers without the token cannot keep a controller out by holding
+/// every place); when every one has, it is closed on accept.
 pub const MAX_CONNECTIONS: usize = 64;
 /// Clients one run may hold (producers and consumers together).
 pub const MAX_CLIENTS: usize = 4096;
@@ -160,6 +163,39 @@ pub(crate) struct Shared {
     pub hello_timeout: Duration,
     /// The run this agent is busy with, if any.
     pub claim: Mutex<Option<clock::Claim>>,
+    /// The connections that have not said hello, oldest first, each with what closes it.
+    pub waiting: Mutex<VecDeque<(u64, Arc<Notify>)>>,
+}
+
+impl Shared {
+    /// Connection `id` said hello, or ended: no longer one to close for room. False when it was
+    /// told to close for room already (a hello then must not go on).
+    pub(crate) fn stop_waiting(&self, id: u64) -> bool {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        match waiting.iter().position(|(c, _)| *c == id) {
+            Some(i) => {
+                waiting.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Tells the oldest connection that has not said hello to close; false when there is none.
+    fn close_oldest_waiting(&self) -> bool {
+        let oldest = self
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front();
+        match oldest {
+            Some((_, close)) => {
+                close.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// A running agent.
@@ -256,6 +292,7 @@ pub async fn start(config: AgentConfig) -> Result<AgentHandle, AgentError> {
         silence_timeout: config.silence_timeout,
         hello_timeout: config.hello_timeout,
         claim: Mutex::new(None),
+        waiting: Mutex::new(VecDeque::new()),
     });
     let (shutdown, stopped) = watch::channel(false);
     let task = tokio::spawn(accept_loop(listener, tls, shared, stopped));
@@ -286,25 +323,41 @@ async fn accept_loop(
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        if connections.len() >= MAX_CONNECTIONS {
+        if connections.len() >= MAX_CONNECTIONS && !shared.close_oldest_waiting() {
             drop(stream);
             continue;
         }
         let _ = stream.set_nodelay(true);
         next_id += 1;
+        let close = Arc::new(Notify::new());
+        shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back((next_id, close.clone()));
         let (id, shared, tls, stopped) = (next_id, shared.clone(), tls.clone(), stopped.clone());
         connections.spawn(async move {
             let hello_by = tokio::time::Instant::now() + shared.hello_timeout;
+            let on = connection::Connection {
+                peer,
+                id,
+                shared: shared.clone(),
+                hello_by,
+                close,
+            };
             match tls {
-                None => connection::serve(stream, peer, id, shared, hello_by, stopped).await,
+                None => connection::serve(stream, on, stopped).await,
                 Some(acceptor) => {
-                    let handshake =
-                        tokio::time::timeout_at(hello_by, acceptor.accept(stream)).await;
-                    if let Ok(Ok(stream)) = handshake {
-                        connection::serve(stream, peer, id, shared, hello_by, stopped).await;
+                    let handshake = tokio::select! {
+                        h = tokio::time::timeout_at(hello_by, acceptor.accept(stream)) => h.ok(),
+                        _ = on.close.notified() => None,
+                    };
+                    if let Some(Ok(stream)) = handshake {
+                        connection::serve(stream, on, stopped).await;
                     }
                 }
             }
+            shared.stop_waiting(id);
         });
     }
     drop(listener);

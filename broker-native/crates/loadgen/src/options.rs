@@ -19,6 +19,12 @@ use crate::error::{Error, Result};
 use crate::producer::{Keys, ProducerConfig, ProducerProperties, Size};
 use kbench_client::{Sasl, ScramHash, Security, Tls, TlsOptions, TokenSource};
 
+/// The largest value a producer's options may ask for, as the scenario's `producers.messageSize`
+/// allows (`MAX_MESSAGE_BYTES` in packages/schema): the engine allocates a pool of random bytes
+/// as large as the largest value, so a size from a peer (a load agent's `startProducers`) past it
+/// is refused rather than allocated (4 GiB for `messageSize: 4294967295`).
+pub const MAX_MESSAGE_BYTES: u32 = 16 << 20;
+
 /// Declares the five option structs, field for field, with the attributes and names a caller
 /// gives: here serde's (JSON), in the napi crate napi's (the addon's typings), so the two cannot
 /// drift apart. `bytes` is the type of a Buffer field with its attributes, `properties` the map.
@@ -168,6 +174,19 @@ impl ProducerOptions {
             -1 => -1,
             other => return invalid(format!("acks must be 0, 1 or -1, not {other}")),
         };
+        let too_big = |field: &str, n: u32| {
+            invalid::<()>(format!(
+                "{field}: {n} bytes is more than a value may be ({MAX_MESSAGE_BYTES}, the scenario's bound)"
+            ))
+        };
+        if self.payload.is_none() && self.message_size_table.is_none() {
+            if self.message_size > MAX_MESSAGE_BYTES {
+                too_big("messageSize", self.message_size)?;
+            }
+            if let Some(max) = self.message_size_max.filter(|&m| m > MAX_MESSAGE_BYTES) {
+                too_big("messageSizeMax", max)?;
+            }
+        }
         let message_size = if let Some(payload) = self.payload {
             Size::Payload(payload.into())
         } else if let Some(table) = self.message_size_table {
@@ -178,6 +197,13 @@ impl ProducerOptions {
                 .chunks_exact(4)
                 .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect();
+            if let Some((i, &n)) = sizes
+                .iter()
+                .enumerate()
+                .find(|(_, &n)| n > MAX_MESSAGE_BYTES)
+            {
+                too_big(&format!("messageSizeTable[{i}]"), n)?;
+            }
             Size::Table(sizes)
         } else {
             match self.message_size_max {
@@ -201,6 +227,17 @@ impl ProducerOptions {
             },
         };
         let compression: Compression = self.compression.parse()?;
+        // A duration past what Duration holds (1e300 ms from a peer) is refused, not a panic.
+        let duration = match self.duration_ms {
+            None => None,
+            Some(ms) => Some(
+                Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).or_else(|_| {
+                    invalid(format!(
+                        "durationMs: {ms:e} ms is longer than a duration can be"
+                    ))
+                })?,
+            ),
+        };
         let mut properties = producer_properties(self.properties)?;
         properties.security = security(self.security)?;
         properties.verify = self.verify_producer;
@@ -217,9 +254,7 @@ impl ProducerOptions {
             idempotence: self.idempotence,
             rate: self.rate_per_sec,
             records: self.records.map(|n| n.max(0.0) as u64),
-            duration: self
-                .duration_ms
-                .map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0)),
+            duration,
             clock_offset_micros: self.clock_offset_micros.unwrap_or(0.0),
         };
         Ok((config, properties))
@@ -507,6 +542,16 @@ mod tests {
             (with("keys", "sometimes".into()), "keys"),
             (with("compression", "brotli".into()), "brotli"),
             (with("messageSizeTable", "AAA=".into()), "messageSizeTable"),
+            (with("durationMs", 1e300.into()), "durationMs: 1e300 ms"),
+            (
+                with(
+                    "messageSizeTable",
+                    base64::engine::general_purpose::STANDARD
+                        .encode([7u32.to_le_bytes(), u32::MAX.to_le_bytes()].concat())
+                        .into(),
+                ),
+                "messageSizeTable[1]: 4294967295 bytes is more than a value may be",
+            ),
             (
                 with("properties", serde_json::json!({ "linger.ms": "5" })),
                 "linger.ms",

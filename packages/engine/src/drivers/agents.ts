@@ -18,7 +18,7 @@ import {
   fileErrorText,
   type Scenario,
 } from '@kbench/schema';
-import { LatencyHistogram } from '../histogram.js';
+import { bucketTop, LatencyHistogram, SUB_BITS } from '../histogram.js';
 import {
   type ClientInterval,
   type ErrorCount,
@@ -44,8 +44,11 @@ const STOP_TIMEOUT_MS = 30_000;
 const POLL_MS = 250;
 /** The longest text field of a reply kept (a name, a host, an error). */
 const MAX_TEXT = 2000;
-/** The most buckets an interval's histogram may carry (SUB_BITS = 10 over 64 bits is about 55k). */
-const MAX_BUCKETS = 1 << 17;
+/**
+ * The engine's histogram buckets (SUB_BITS = 10) over 64-bit values: indexes below 55 × 1024. An
+ * interval lists each non-empty bucket once, in order, so it carries at most this many.
+ */
+const BUCKET_LIMIT = 55 * 1024;
 /** A token file holds a token: a few hundred bytes. */
 const MAX_TOKEN_BYTES = 64 * 1024;
 /**
@@ -130,43 +133,92 @@ function text(value: unknown, fallback = ''): string {
   return typeof value === 'string' ? value.slice(0, MAX_TEXT) : fallback;
 }
 
+const shown = (value: unknown) => JSON.stringify(value)?.slice(0, 40);
+
+/** A whole number of things (records, bytes, a bucket's count): a safe integer, 0 or more. */
 function count(value: unknown, what: string): number {
+  if (!Number.isSafeInteger(value) || (value as number) < 0)
+    throw new Error(`a reply's ${what} is not a count (got ${shown(value)})`);
+  return value as number;
+}
+
+/** A sum of µs, which may pass 2^53 (then not exact): a finite number, 0 or more. */
+function amount(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
-    throw new Error(`a reply's ${what} is not a count (got ${JSON.stringify(value)?.slice(0, 40)})`);
+    throw new Error(`a reply's ${what} is not a number of µs (got ${shown(value)})`);
   return value;
+}
+
+/** The lowest value in µs that falls in a bucket (bucketTop is the highest). */
+function bucketFloor(bucket: number): number {
+  return bucket < 1 << SUB_BITS
+    ? bucket
+    : (bucket % (1 << SUB_BITS)) * 2 ** Math.floor(bucket / (1 << SUB_BITS));
+}
+
+/**
+ * An interval's histogram, checked as the engine makes one: each non-empty bucket once and in
+ * order, its count the sum of the buckets' counts, its max in the highest bucket and its sum within
+ * what the buckets hold. A histogram that is not one would be stored as wrong percentiles and means.
+ */
+function parseLatency(value: unknown, what: string): ClientInterval['latency'] {
+  if (value === null || typeof value !== 'object') throw new Error(`a reply's ${what} is missing`);
+  const latency = value as Record<string, unknown>;
+  const { buckets, counts } = latency;
+  if (
+    !Array.isArray(buckets) ||
+    !Array.isArray(counts) ||
+    buckets.length !== counts.length ||
+    buckets.length > BUCKET_LIMIT
+  )
+    throw new Error(
+      `a reply's ${what} buckets and counts are not two lists of one length, at most ${BUCKET_LIMIT}`,
+    );
+  let [total, low, high] = [0, 0, 0];
+  for (let i = 0; i < buckets.length; i++) {
+    const bucket = count(buckets[i], `${what}.buckets[${i}]`);
+    if (bucket >= BUCKET_LIMIT)
+      throw new Error(
+        `a reply's ${what}.buckets[${i}] is not a bucket (0 to ${BUCKET_LIMIT - 1}; got ${bucket})`,
+      );
+    if (i > 0 && bucket <= (buckets[i - 1] as number))
+      throw new Error(
+        `a reply's ${what}.buckets[${i}] does not come after the bucket before it (got ${bucket})`,
+      );
+    const n = count(counts[i], `${what}.counts[${i}]`);
+    total += n;
+    low += n * bucketFloor(bucket);
+    high += n * bucketTop(bucket);
+  }
+  const n = count(latency.count, `${what}.count`);
+  if (n !== total)
+    throw new Error(`a reply's ${what}.count is ${n}, not the sum of its buckets' counts (${total})`);
+  const max = amount(latency.max, `${what}.max`);
+  const last = buckets[buckets.length - 1] as number | undefined;
+  if (last === undefined ? max !== 0 : max < bucketFloor(last) || max > bucketTop(last))
+    throw new Error(
+      `a reply's ${what}.max is ${max} µs, not in its highest bucket (${last === undefined ? 'none: 0' : `${bucketFloor(last)} to ${bucketTop(last)} µs`})`,
+    );
+  const sum = amount(latency.sum, `${what}.sum`);
+  // Sums past 2^53 are rounded on the way: a relative slack of 1e-9 covers that.
+  if (sum < low * (1 - 1e-9) || sum > high * (1 + 1e-9))
+    throw new Error(
+      `a reply's ${what}.sum is ${sum} µs, which ${n} values in its buckets cannot add up to (${low} to ${high} µs)`,
+    );
+  return { buckets: buckets as number[], counts: counts as number[], count: n, sum, max };
 }
 
 /** An interval as an agent sends it (NativeInterval over its clients), checked field by field. */
 export function parseInterval(value: unknown, what: string): ClientInterval {
   if (value === null || typeof value !== 'object') throw new Error(`a reply's ${what} is not an interval`);
   const v = value as Record<string, unknown>;
-  const latency = v.latency as Record<string, unknown> | undefined;
-  if (!latency || typeof latency !== 'object') throw new Error(`a reply's ${what}.latency is missing`);
-  const { buckets, counts } = latency;
-  if (
-    !Array.isArray(buckets) ||
-    !Array.isArray(counts) ||
-    buckets.length !== counts.length ||
-    buckets.length > MAX_BUCKETS
-  )
-    throw new Error(`a reply's ${what}.latency buckets and counts are not two lists of one length`);
-  for (let i = 0; i < buckets.length; i++) {
-    count(buckets[i], `${what}.latency.buckets`);
-    count(counts[i], `${what}.latency.counts`);
-  }
   return {
     records: count(v.records, `${what}.records`),
     valueBytes: count(v.valueBytes, `${what}.valueBytes`),
     wireBytes: count(v.wireBytes ?? 0, `${what}.wireBytes`),
     errors: count(v.errors, `${what}.errors`),
     ...parseErrorMessages(v.errorMessages, what),
-    latency: {
-      buckets: buckets as number[],
-      counts: counts as number[],
-      count: count(latency.count, `${what}.latency.count`),
-      sum: count(latency.sum, `${what}.latency.sum`),
-      max: count(latency.max, `${what}.latency.max`),
-    },
+    latency: parseLatency(v.latency, `${what}.latency`),
     busy: null,
   };
 }
@@ -748,12 +800,12 @@ export class AgentFleet {
 
   /** A take's (or stop's) reply into the agent's pending intervals. */
   private absorb(agent: Agent, reply: Reply): void {
-    try {
-      agent.pending.producers.push(parseInterval(reply.producers, 'producers'));
-      agent.pending.consumers.push(parseInterval(reply.consumers, 'consumers'));
-    } catch (err) {
-      throw new Error(`agent ${label(agent)}: ${(err as Error).message}`);
-    }
+    // A malformed reply throws, naming the field, before anything of it is kept; the agent is then
+    // lost, named, with that reason.
+    const producers = parseInterval(reply.producers, 'producers');
+    const consumers = parseInterval(reply.consumers, 'consumers');
+    agent.pending.producers.push(producers);
+    agent.pending.consumers.push(consumers);
     if (reply.producersFinished === true) agent.producersFinished = true;
     if (typeof reply.error === 'string') agent.error = text(reply.error);
   }
