@@ -1,4 +1,4 @@
-// The run page shows what `kbench run` prints: every percentile, bytes on the wire, how hard the load
+// The run page shows what `kbench run` prints (and the comparison its rate shortfall): every percentile, bytes on the wire, how hard the load
 // generator worked (with the warning when it set the pace) and the faults executed with what each
 // cost (a table and a band on the charts); a run that
 // measured nothing shows as failed, with the reason; a bundled run over SASL_SSL shows how it connected;
@@ -50,6 +50,19 @@ test('the run page warns when an open-loop run did not reach its rate', async ({
   await expect(page.getByTestId('rate-shortfall-warning')).toContainText(
     `Warning: the producers reached ${reached} of the 100,000,000 records/s asked`,
   );
+  // Beside another run in the comparison, it still says so.
+  const [other] = await finishedRun(page, {
+    name: 'rate reached',
+    driver: 'native',
+    duration: '2s',
+    warmup: '1s',
+    producers: { count: 1, rate: 1000 },
+  });
+  await page.goto(`/#/compare/${id},${other}`);
+  // (Other caveats may come first: a busy machine says so too.)
+  const caveats = page.getByTestId('caveat-warning').filter({ hasText: `Run ${id}:` });
+  await expect(caveats).toContainText(`reached ${reached} of the 100,000,000 records/s asked`);
+  await expect(caveats).toContainText("so its figures are not the target's alone");
 });
 
 test('the run page says how many client errors a run saw and what they said', async ({ page }) => {

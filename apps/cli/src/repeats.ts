@@ -21,7 +21,11 @@ export interface MeasuredRun {
   summary: RunSummary | null;
   sweepValue?: string;
   /** The scenario as it ran (resolved), where it is known: the gate compares the two sides' settings. */
-  scenario?: unknown;
+  scenario?: RunRecord['scenario'];
+  /** The other kbench runs that shared the machine (the gate names them). */
+  concurrentWith?: string[];
+  /** `environment.agents` of a run whose load came from agents (the gate names a lost one). */
+  agents?: RunRecord['environment']['agents'];
 }
 
 export function measuredRun(run: RunRecord): MeasuredRun {
@@ -33,6 +37,8 @@ export function measuredRun(run: RunRecord): MeasuredRun {
     summary: run.summary,
     ...(run.sweepValue === undefined ? {} : { sweepValue: run.sweepValue }),
     scenario: run.scenario,
+    ...(run.concurrentWith ? { concurrentWith: run.concurrentWith } : {}),
+    ...(run.environment.agents ? { agents: run.environment.agents } : {}),
   };
 }
 

@@ -35,6 +35,7 @@ interface RepeatJson {
     regressions: string[];
     figures: { metric: string; verdict: string }[];
     settingsDiffer: { path: string; baseline: string[]; current: string[] }[];
+    runCaveats: { side: string; run: string; kind: string; text: string }[];
   };
 }
 
@@ -249,6 +250,41 @@ describe('the regression gate', () => {
     expect(judged.settingsDiffer).toEqual([
       { path: 'producers.rate', baseline: [String(RATE)], current: [String(RATE * 0.8)] },
     ]);
+  });
+});
+
+describe('runs whose figures are not the target alone', () => {
+  it('the gate and compare name a run that fell short of its rate, beside the verdict', async () => {
+    // A rate no producer reaches: the run records what it reached and says it fell short.
+    const short = await runKbench(
+      home,
+      ['run', file, '--set', 'producers.rate=1000000000', '--json'],
+      120_000,
+    );
+    expect(short.code).toBe(0);
+    const { id } = JSON.parse(short.stdout) as { id: string };
+    const gate = await runKbench(home, ['gate', id, '--baseline', baseline.series, ...METRIC, '--json']);
+    const verdict = JSON.parse(gate.stdout) as NonNullable<RepeatJson['gate']>;
+    expect(verdict.runCaveats).toContainEqual({
+      side: 'current',
+      run: id,
+      kind: 'rate-short',
+      text: expect.stringMatching(/^reached [\d,]+ of the 1,000,000,000 records\/s asked$/),
+    });
+    const text = await runKbench(home, ['gate', id, '--baseline', baseline.series, ...METRIC]);
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `\nwarning: some runs' figures are not the target's alone, so a change may be theirs rather than the system's: judged run ${id} \\([^\n]*reached [\\d,]+ of the 1,000,000,000 records/s asked`,
+      ),
+    );
+    expect(text.stdout).toMatch(/> \*\*warning\*\*: some runs' figures are not the target's alone/);
+    const compared = await runKbench(home, ['compare', id, baseline.runs[0]?.id ?? '']);
+    expect(compared.code).toBe(0);
+    expect(compared.stdout).toMatch(
+      new RegExp(
+        `\nwarning: ${id}: [^\n]*reached [\\d,]+ of the 1,000,000,000 records/s asked, so its figures are not the target's alone`,
+      ),
+    );
   });
 });
 

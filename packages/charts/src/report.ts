@@ -1,6 +1,13 @@
 // A comparison as a document: the headline figures, the settings that differ and every chart.
 // HTML is self-contained (charts inline as SVG); Markdown links chart files written beside it.
-import { concurrentWarning, type RunRecord, type Sample, scenarioDifferences } from '@kbench/schema';
+import {
+  concurrentWarning,
+  type RunRecord,
+  runCaveatsText,
+  type Sample,
+  scenarioDifferences,
+  storedRunCaveats,
+} from '@kbench/schema';
 import type { ChartSpec } from './common.js';
 import { compareCharts, comparedRuns } from './compare.js';
 import { renderSvg } from './svg.js';
@@ -39,11 +46,18 @@ function headline(runs: RunRecord[]): string[][] {
   ];
 }
 
-/** One warning per run that shared the machine with another: its figures are not those of a run alone. */
+/**
+ * The warnings of runs whose figures are not those of a run alone: one for each that shared the
+ * machine with another kbench run, one for each with other caveats (the client set the pace, ...).
+ */
 function concurrentWarnings(runs: RunRecord[]): string[] {
-  return runs
-    .filter((r) => r.concurrentWith)
-    .map((r) => `Warning: ${r.id} ${concurrentWarning(r.concurrentWith ?? [])}.`);
+  return runs.flatMap((r) => {
+    const rest = runCaveatsText(storedRunCaveats(r));
+    return [
+      ...(r.concurrentWith ? [`Warning: ${r.id} ${concurrentWarning(r.concurrentWith)}.`] : []),
+      ...(rest ? [`Warning: ${r.id}: ${rest}, so its figures are not the target's alone.`] : []),
+    ];
+  });
 }
 
 function charts(entries: ReportRun[]): ChartSpec[] {

@@ -57,13 +57,14 @@ export function trendChart(trend: Trend, series: TrendSeries): ChartSpec {
     const value = series.values[i];
     if (value === null || value === undefined) return [];
     const best = series.best?.runId === run.id;
+    const shared = run.concurrentWith !== undefined || run.machineShared !== undefined;
     return [
       {
         name: run.id,
         value: [times[i] as number, value],
-        symbol: run.concurrentWith ? 'emptyCircle' : run.clientPaced ? 'triangle' : 'circle',
+        symbol: shared ? 'emptyCircle' : run.clientPaced ? 'triangle' : 'circle',
         symbolSize: best ? 12 : 7,
-        itemStyle: { color: best ? BETTER : run.concurrentWith ? SHARED : color },
+        itemStyle: { color: best ? BETTER : shared ? SHARED : color },
         ...(best
           ? { label: { show: true, formatter: 'best', position: 'top' as const, color: BETTER } }
           : {}),

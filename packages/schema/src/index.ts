@@ -1,5 +1,6 @@
 export * from './agents.js';
 export * from './api.js';
+export * from './caveats.js';
 export * from './change-points.js';
 export * from './differences.js';
 export * from './errors.js';

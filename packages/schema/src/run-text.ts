@@ -6,26 +6,31 @@ export const CLIENT_BUSY_LIMIT = 0.9;
 /** How many of a preferred-leaders fault's moves its line names; the rest are counted. */
 const MOVES_SHOWN = 4;
 
+/** The load threads (producer, consumer) at least CLIENT_BUSY_LIMIT busy, each as `producer thread 97% busy`. */
+export function busyThreads(client: ClientLoad | undefined): string[] {
+  if (!client) return [];
+  return (
+    [
+      ['producer', client.producerBusy],
+      ['consumer', client.consumerBusy],
+    ] as const
+  ).flatMap(([role, value]) =>
+    value !== null && value >= CLIENT_BUSY_LIMIT ? [`${role} thread ${Math.round(value * 100)}% busy`] : [],
+  );
+}
+
 /** The warning for a run whose busiest producer or consumer thread was near 100% busy, or null. */
 export function clientPaceWarning(client: ClientLoad | undefined): string | null {
-  if (!client) return null;
-  const busy: [string, number][] = [];
-  for (const [role, value] of [
-    ['producer', client.producerBusy],
-    ['consumer', client.consumerBusy],
-  ] as const) {
-    if (value !== null && value >= CLIENT_BUSY_LIMIT) busy.push([role, value]);
-  }
+  const busy = busyThreads(client);
   if (busy.length === 0) return null;
-  const threads = busy.map(([role, value]) => `${role} thread ${Math.round(value * 100)}% busy`).join(', ');
-  return `the client, not the target, set the pace (${threads}): these figures are the load generator's limit, not the target's (driver: native or more clients would load it harder)`;
+  return `the client, not the target, set the pace (${busy.join(', ')}): these figures are the load generator's limit, not the target's (driver: native or more clients would load it harder)`;
 }
 
 /** An open-loop run whose producers reached less than this share of their rate says so (find-max's pass mark too). */
 export const RATE_SHORTFALL_LIMIT = 0.95;
 
 /** What rateShortfallWarning needs of a scenario. */
-interface PacedScenario {
+export interface PacedScenario {
   driver: string;
   producers: { count: number; rate: number | 'max' | 'find-max'; maxInFlight: number };
 }

@@ -2,6 +2,7 @@
 // (e-divisive means) and its best run. The server answers GET /api/trends with it, `kbench trend`
 // prints it, and the web's Trends page and @kbench/charts' trendChart draw it.
 import { z } from 'zod';
+import { runCaveats } from './caveats.js';
 import { changePoints, MAX_CHANGE_POINT_SERIES } from './change-points.js';
 import { bestValueIndex, isBetter, type Metric, metricNamed, runMetricValue } from './metrics.js';
 import type { RunListItem, RunSummary } from './run.js';
@@ -40,6 +41,11 @@ export const trendRunSchema = z.object({
   driver: z.string(),
   /** The other runs that shared the machine; such a run is shown but left out of change points and best. */
   concurrentWith: z.array(z.string()).optional(),
+  /**
+   * What else kept the machine's cores busy while the run was measured (processes kbench did not
+   * start), or absent; such a run is shown but left out of change points and best, as a concurrent one.
+   */
+  machineShared: z.string().optional(),
   /** Why the client, not the target, set the pace (a load thread near 100% busy), or absent. */
   clientPaced: z.string().optional(),
 });
@@ -83,7 +89,8 @@ export type Trend = z.infer<typeof trendSchema>;
 
 /**
  * The trend of completed runs of one scenario on one target, given oldest first. Runs that shared
- * the machine are kept in the series (marked) but left out of change points and the best pick.
+ * the machine (with other kbench runs, or with other busy processes) are kept in the series (marked)
+ * but left out of change points and the best pick.
  */
 export function buildTrend(
   scenario: string,
@@ -92,7 +99,10 @@ export function buildTrend(
   metrics: readonly TrendMetric[] = TREND_METRICS,
 ): Trend {
   const kept = runs.slice(Math.max(0, runs.length - MAX_CHANGE_POINT_SERIES));
-  const shared = new Set(kept.flatMap((run, i) => ((run.concurrentWith?.length ?? 0) > 0 ? [i] : [])));
+  const caveats = kept.map((run) => runCaveats({ summary: run.summary, concurrentWith: run.concurrentWith }));
+  const sharing = (i: number) =>
+    caveats[i]?.find((c) => c.kind === 'concurrent' || c.kind === 'machine-shared') !== undefined;
+  const shared = new Set(kept.flatMap((_, i) => (sharing(i) ? [i] : [])));
   const series = TREND_METRICS.filter((name) => metrics.includes(name)).map((name) => {
     const metric = metricNamed(name);
     const values = kept.map((run) => trendValue(metric, run.summary));
@@ -127,13 +137,15 @@ export function buildTrend(
   return {
     scenario,
     target,
-    runs: kept.map((run) => {
+    runs: kept.map((run, i) => {
       const paced = run.summary ? clientPaceWarning(run.summary.client) : null;
+      const busy = caveats[i]?.find((c) => c.kind === 'machine-shared');
       return {
         id: run.id,
         startedAt: run.startedAt,
         driver: run.driver,
         ...(run.concurrentWith?.length ? { concurrentWith: run.concurrentWith } : {}),
+        ...(busy ? { machineShared: busy.text } : {}),
         ...(paced ? { clientPaced: paced } : {}),
       };
     }),

@@ -8,6 +8,7 @@ import {
   parseScenario,
   ScenarioError,
 } from '../src/index.js';
+import { agentBreakdown } from './agent-breakdown.js';
 
 describe('parseAgentsList (--agents)', () => {
   it('reads addresses, each of both roles or of the role before @', () => {
@@ -90,30 +91,7 @@ describe('scenario agents', () => {
 
 describe('agentLossWarning', () => {
   it('names each lost agent, when and why', () => {
-    const side = {
-      records: 0,
-      valueBytes: 0,
-      recordsPerSec: 0,
-      errors: 0,
-      latencyMs: null,
-      histogram: { buckets: [], counts: [], count: 0, sum: 0, max: 0 },
-    };
-    const agent = {
-      name: 'b',
-      address: '10.0.0.2:7755',
-      host: 'b',
-      cores: 2,
-      kbench: '0.1.0',
-      roles: ['producers' as const],
-      producers: 1,
-      consumers: 0,
-      clockOffsetMs: 0,
-      clockUncertaintyMs: 0.1,
-      lostAtMs: 3200,
-      lostReason: 'connection closed',
-      produced: side,
-      consumed: side,
-    };
+    const agent = { ...agentBreakdown('b', 3200), address: '10.0.0.2:7755' };
     expect(agentLossWarning({ agents: [agent], e2eClockUncertaintyMs: 0, onLoss: 'continue' })).toBe(
       'lost an agent during the run and went on without it (b (10.0.0.2:7755) at 3.2 s: connection closed): the figures after that are from the others only',
     );

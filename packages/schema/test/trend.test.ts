@@ -100,6 +100,23 @@ describe('buildTrend', () => {
     expect(trend.runs.at(-1)?.concurrentWith).toEqual(['other']);
   });
 
+  it('leaves out a run that shared the machine with busy processes, as one with another run', () => {
+    const busy = summary(5000, 0.1);
+    busy.machine = { cpuBusy: 0.98, cores: 2, disk: null, diskWrittenBytes: null, othersCores: 1.2 };
+    const trend = buildTrend('steady', 'bundled', [...runs, run(12, busy)]);
+    expect(trend.series.find((s) => s.metric === 'produced.recordsPerSec')?.best?.runId).toBe('run-1');
+    expect(trend.runs.at(-1)?.machineShared).toBe(
+      "something besides this run kept 1.2 of the machine's 2 cores busy",
+    );
+    expect(trend.runs.at(-1)?.concurrentWith).toBeUndefined();
+    // Below the mark (0.5 cores and a tenth of the machine): not shared.
+    const quiet = summary(5000, 0.1);
+    quiet.machine = { cpuBusy: 0.6, cores: 2, disk: null, diskWrittenBytes: null, othersCores: 0.3 };
+    const alone = buildTrend('steady', 'bundled', [...runs, run(12, quiet)]);
+    expect(alone.runs.at(-1)?.machineShared).toBeUndefined();
+    expect(alone.series.find((s) => s.metric === 'produced.recordsPerSec')?.best?.runId).toBe('run-12');
+  });
+
   it('marks a run whose load thread set the pace, and keeps only the metrics asked for', () => {
     const trend = buildTrend('steady', 'bundled', [run(0, summary(100, 1, 0.97))], ['publishLatencyMs.p50']);
     expect(trend.runs[0]?.clientPaced).toMatch(/producer thread 97% busy/);

@@ -11,7 +11,9 @@ import {
   type HeadlineFigure,
   percentChange,
   type RunRecord,
+  runCaveatsText,
   scenarioDifferences,
+  storedRunCaveats,
 } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
 import { fitTable, fmtMs, fmtNumber } from '../format.js';
@@ -164,8 +166,13 @@ export function comparisonText(runs: RunRecord[], baseline?: RunRecord): string 
   ];
   if (baseline) out.push(`changes in brackets are against the baseline run, ${baseline.id}\n`);
   out.push(fitTable([header, ...headlineRows(runs, baseline)], ['l', ...runs.map(() => 'r' as const)]));
-  for (const run of runs.filter((r) => r.concurrentWith))
-    out.push(`warning: ${run.id} ${concurrentWarning(run.concurrentWith ?? [])}`);
+  for (const run of runs) {
+    if (run.concurrentWith) out.push(`warning: ${run.id} ${concurrentWarning(run.concurrentWith)}`);
+    // The rest of what the run's own summary warns of, in a line (its concurrent runs said above).
+    const rest = storedRunCaveats(run);
+    if (rest.length > 0)
+      out.push(`warning: ${run.id}: ${runCaveatsText(rest)}, so its figures are not the target's alone`);
+  }
   out.push(
     differences.length === 0
       ? '\nscenario settings: identical'

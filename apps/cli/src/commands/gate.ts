@@ -12,7 +12,10 @@ import {
   METRIC_NAMES,
   metricNamed,
   parsePercent,
+  type RunCaveat,
   type RunListItem,
+  runCaveats,
+  runCaveatsText,
   runMetricValue,
   type SideDifference,
   sideDifferences,
@@ -20,7 +23,7 @@ import {
 import { parseCommandArgs } from '../args.js';
 import { fitTable, fmtNumber } from '../format.js';
 import { openHistory } from '../open-history.js';
-import { cvText, type MeasuredRun, meanText } from '../repeats.js';
+import { cvText, type MeasuredRun, meanText, measuredRun } from '../repeats.js';
 import { UsageError } from '../usage.js';
 
 /** The exit code of a regression (0 passed, 1 a run failed, 2 bad usage). */
@@ -111,7 +114,14 @@ export interface RunSet {
 }
 
 function listedRun(r: RunListItem): MeasuredRun {
-  return { id: r.id, name: r.name, target: r.target, status: r.status, summary: r.summary };
+  return {
+    id: r.id,
+    name: r.name,
+    target: r.target,
+    status: r.status,
+    summary: r.summary,
+    ...(r.concurrentWith ? { concurrentWith: r.concurrentWith } : {}),
+  };
 }
 
 /**
@@ -132,16 +142,7 @@ export async function resolveRunSet(
     const run = await history.getRun(ref);
     if (run) {
       kind = 'run';
-      items = [
-        {
-          id: run.id,
-          name: run.scenario.name,
-          target: run.scenario.target,
-          status: run.status,
-          summary: run.summary,
-          scenario: run.scenario,
-        },
-      ];
+      items = [measuredRun(run)];
     }
   }
   if (items.length === 0) {
@@ -167,9 +168,13 @@ export async function resolveRunSet(
         `kbench ${command}: ${what} ${JSON.stringify(ref)} (${kind}) holds runs of several ${label} (${distinct.join(', ')}); name runs of one`,
       );
   }
-  // The settings each ran with, for the gate to say where the two sides differ (a run's list item
-  // does not carry its scenario).
-  for (const r of runs) r.scenario ??= (await history.getRun(r.id))?.scenario;
+  // The settings each ran with, for the gate to say where the two sides differ, and its agents, for
+  // one lost (a run's list item carries neither).
+  for (const [i, r] of runs.entries()) {
+    if (r.scenario !== undefined) continue;
+    const record = await history.getRun(r.id);
+    if (record) runs[i] = measuredRun(record);
+  }
   const first = runs[0] as MeasuredRun;
   return { ref, kind, name: first.name, target: first.target, runs };
 }
@@ -231,6 +236,28 @@ export interface GateResult {
    * gate says so beside its verdict. Empty when both sides ran the same settings.
    */
   settingsDiffer: SideDifference[];
+  /**
+   * Why some runs' figures are not the target's alone (they shared the machine, the client set the
+   * pace, the rate asked was not reached, an agent was lost), run by run, on either side: the gate
+   * says so beside its verdict. Empty when every run judged and every baseline run had none.
+   */
+  runCaveats: GateRunCaveat[];
+}
+
+export interface GateRunCaveat extends RunCaveat {
+  side: 'baseline' | 'current';
+  run: string;
+}
+
+function sideCaveats(side: GateRunCaveat['side'], runs: MeasuredRun[]): GateRunCaveat[] {
+  return runs.flatMap((r) =>
+    runCaveats({
+      summary: r.summary,
+      concurrentWith: r.concurrentWith,
+      scenario: r.scenario,
+      agents: r.agents,
+    }).map((c) => ({ side, run: r.id, ...c })),
+  );
 }
 
 export function evaluateGate(
@@ -273,6 +300,7 @@ export function evaluateGate(
     regressions,
     passed: regressions.length === 0,
     settingsDiffer,
+    runCaveats: [...sideCaveats('current', current.runs), ...sideCaveats('baseline', baseline.runs)],
   };
 }
 
@@ -283,6 +311,26 @@ function settingsWarning(result: GateResult): string | null {
     .map((d) => `${d.path}: ${d.current.join(', ')} (baseline ${d.baseline.join(', ')})`)
     .join('; ');
   return `the runs judged did not run the baseline's settings, so a change may be the settings' rather than the system's: ${each}`;
+}
+
+/**
+ * The runs whose figures are not the target's alone, one line: `judged run ab12 (the client set the
+ * pace (producer thread 97% busy)); baseline run cd34 (shared the machine with run ef56)`; null when none.
+ */
+function caveatsWarning(result: GateResult): string | null {
+  if (result.runCaveats.length === 0) return null;
+  const byRun = new Map<string, GateRunCaveat[]>();
+  for (const c of result.runCaveats) {
+    const key = `${c.side === 'current' ? 'judged' : 'baseline'} run ${c.run}`;
+    byRun.set(key, [...(byRun.get(key) ?? []), c]);
+  }
+  const each = [...byRun].map(([key, caveats]) => `${key} (${runCaveatsText(caveats)})`).join('; ');
+  return `some runs' figures are not the target's alone, so a change may be theirs rather than the system's: ${each}`;
+}
+
+/** The gate's warnings, each a line without its `warning: ` prefix. */
+function warnings(result: GateResult): string[] {
+  return [settingsWarning(result), caveatsWarning(result)].filter((w): w is string => w !== null);
 }
 
 function changeText(change: number | null): string {
@@ -334,8 +382,10 @@ export function gateText(result: GateResult): string {
   const verdict = result.passed
     ? `gate passed: no regression beyond ${fmtNumber(result.maxRegressionPercent, 1)}%`
     : `gate FAILED: ${result.regressions.join(', ')} regressed beyond ${fmtNumber(result.maxRegressionPercent, 1)}% (exit ${REGRESSION_EXIT})`;
-  const warning = settingsWarning(result);
-  return `gate: ${headline(result)}\n${fitTable(rows, ['l', 'r', 'r', 'r', 'r', 'l', 'l'])}\n${ruleText(result)}\n${warning ? `warning: ${warning}\n` : ''}${verdict}`;
+  const warned = warnings(result)
+    .map((w) => `warning: ${w}\n`)
+    .join('');
+  return `gate: ${headline(result)}\n${fitTable(rows, ['l', 'r', 'r', 'r', 'r', 'l', 'l'])}\n${ruleText(result)}\n${warned}${verdict}`;
 }
 
 function mdCell(text: string): string {
@@ -360,8 +410,7 @@ export function gateMarkdown(result: GateResult): string {
     ruleText(result),
     '',
   ];
-  const warning = settingsWarning(result);
-  if (warning) lines.push(`> **warning**: ${mdCell(warning)}`, '');
+  for (const warning of warnings(result)) lines.push(`> **warning**: ${mdCell(warning)}`, '');
   return lines.join('\n');
 }
 
@@ -379,7 +428,7 @@ export function gateJunit(result: GateResult): string {
   const failures = result.regressions.length;
   const skipped = result.figures.filter((f) => f.verdict === 'missing').length;
   const suite = `kbench gate: ${result.scenario}`;
-  const warning = settingsWarning(result);
+  const warned = warnings(result);
   const cases = result.figures.map((f) => {
     const detail = `${f.label}: baseline ${sideText(f, 'baseline')}, current ${sideText(f, 'current')}, change ${changeText(f.changePercent)}, ${f.verdict}${pText(f) ? ` (${pText(f)})` : ''}`;
     const open = `    <testcase classname="${xml(`kbench.gate.${result.scenario}`)}" name="${xml(f.metric)}"`;
@@ -394,7 +443,9 @@ export function gateJunit(result: GateResult): string {
     `<testsuites name="kbench gate" tests="${result.figures.length}" failures="${failures}">`,
     `  <testsuite name="${xml(suite)}" tests="${result.figures.length}" failures="${failures}" errors="0" skipped="${skipped}">`,
     ...cases,
-    ...(warning ? [`    <system-err>${xml(`warning: ${warning}`)}</system-err>`] : []),
+    ...(warned.length > 0
+      ? [`    <system-err>${xml(warned.map((w) => `warning: ${w}`).join('\n'))}</system-err>`]
+      : []),
     '  </testsuite>',
     '</testsuites>',
     '',

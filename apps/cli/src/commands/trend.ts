@@ -62,7 +62,7 @@ function trendText(trend: Trend): string {
   const rows = [
     ['run', 'started', ...series.map((s) => s.label)],
     ...runs.map((run, i) => {
-      const marks = `${run.concurrentWith ? SHARED_MARK : ''}${run.clientPaced ? PACED_MARK : ''}`;
+      const marks = `${run.concurrentWith || run.machineShared ? SHARED_MARK : ''}${run.clientPaced ? PACED_MARK : ''}`;
       return [
         `${run.id}${marks ? ` ${marks}` : ''}`,
         run.startedAt.replace('T', ' ').slice(0, 16),
@@ -83,8 +83,10 @@ function trendText(trend: Trend): string {
   );
   const notes = [
     `${BEST_MARK} best run alone on the machine (${series.map((s) => `${s.label}: ${s.better}`).join('; ')} is better)`,
-    ...(runs.some((r) => r.concurrentWith)
-      ? [`${SHARED_MARK} shared the machine with another run: left out of change points and the best`]
+    ...(runs.some((r) => r.concurrentWith || r.machineShared)
+      ? [
+          `${SHARED_MARK} shared the machine with another run or busy processes: left out of change points and the best`,
+        ]
       : []),
     ...(runs.some((r) => r.clientPaced) ? [`${PACED_MARK} the client, not the target, set the pace`] : []),
   ];

@@ -13,6 +13,15 @@ export function StatusBadge({ status }: { status: RunStatus }) {
   );
 }
 
+/** A run's caveats besides concurrent runs (the client set the pace, the rate was not reached, ...). */
+export function CaveatWarning({ id, text }: { id: string; text: string }) {
+  return (
+    <div className="concurrent-warning" role="note" data-testid="caveat-warning">
+      <strong>⚠ Run {id}</strong>: {text}, so its figures are not the target's alone.
+    </div>
+  );
+}
+
 /** The warning for a run that shared the machine with others, each named with a link to it. */
 export function ConcurrentWarning({ id, others }: { id?: string; others: string[] }) {
   return (

@@ -8,11 +8,20 @@ import {
   HEADLINE_FIGURES,
   type HeadlineFigure,
   percentChange,
+  runCaveatsText,
   scenarioDifferences,
+  storedRunCaveats,
 } from '@kbench/schema';
 import { useEffect, useMemo, useState } from 'react';
 import { api, type RunRecord, type Sample } from '../api';
-import { ConcurrentMark, ConcurrentWarning, ErrorNote, Panel, StatusBadge } from '../components/bits';
+import {
+  CaveatWarning,
+  ConcurrentMark,
+  ConcurrentWarning,
+  ErrorNote,
+  Panel,
+  StatusBadge,
+} from '../components/bits';
 import { LatencyHeatmaps } from '../components/LatencyHeatmaps';
 import { ChartGrid } from '../components/RunCharts';
 import { formatMBPerSec, formatMs, formatRecordsPerSec } from '../format';
@@ -114,6 +123,10 @@ export function ComparePage({ ids }: { ids: string[] }) {
       {runs.map((r) =>
         r.concurrentWith ? <ConcurrentWarning key={r.id} id={r.id} others={r.concurrentWith} /> : null,
       )}
+      {runs.map((r) => {
+        const rest = runCaveatsText(storedRunCaveats(r));
+        return rest ? <CaveatWarning key={`${r.id}-caveats`} id={r.id} text={rest} /> : null;
+      })}
       <Panel title="Headline figures (measured phase)" testId="compare-table">
         <label className="compare-baseline">
           Changes against{' '}

@@ -69,6 +69,15 @@ function TrendRuns({ trend }: { trend: Trend }) {
                 <code>{run.id}</code>
               </a>{' '}
               {run.concurrentWith && <ConcurrentMark others={run.concurrentWith} />}
+              {run.machineShared && (
+                <span
+                  className="badge badge-concurrent"
+                  title={`${run.machineShared}: left out of change points and the best`}
+                  data-testid="shared-mark"
+                >
+                  machine shared
+                </span>
+              )}
               {run.clientPaced && (
                 <span className="badge badge-concurrent" title={run.clientPaced} data-testid="paced-mark">
                   client-paced
