@@ -16,7 +16,7 @@ import {
   storedRunCaveats,
 } from '@kbench/schema';
 import { parseCommandArgs } from '../args.js';
-import { fitTable, fmtMs, fmtNumber } from '../format.js';
+import { fitTable, fmtMs, fmtNumber, wrapText } from '../format.js';
 import { writeChartFolders } from '../images.js';
 import { openHistory } from '../open-history.js';
 import { UsageError } from '../usage.js';
@@ -147,6 +147,11 @@ function changesAgainst(
 }
 
 /** Room for a run's name on its line above the table: 120 columns less the id, the indents and the baseline's mark. */
+/** `warning: TEXT` in lines of at most 120 columns, each after the first indented by two. */
+function warningLines(text: string): string {
+  return wrapText(`warning: ${text}`, 118).join('\n  ');
+}
+
 const BASELINE_MARK = '  (baseline)';
 const NAME_WIDTH = 120 - 16 - BASELINE_MARK.length;
 
@@ -167,11 +172,11 @@ export function comparisonText(runs: RunRecord[], baseline?: RunRecord): string 
   if (baseline) out.push(`changes in brackets are against the baseline run, ${baseline.id}\n`);
   out.push(fitTable([header, ...headlineRows(runs, baseline)], ['l', ...runs.map(() => 'r' as const)]));
   for (const run of runs) {
-    if (run.concurrentWith) out.push(`warning: ${run.id} ${concurrentWarning(run.concurrentWith)}`);
-    // The rest of what the run's own summary warns of, in a line (its concurrent runs said above).
+    if (run.concurrentWith) out.push(warningLines(`${run.id} ${concurrentWarning(run.concurrentWith)}`));
+    // The rest of what the run's own summary warns of (its concurrent runs said above).
     const rest = storedRunCaveats(run);
     if (rest.length > 0)
-      out.push(`warning: ${run.id}: ${runCaveatsText(rest)}, so its figures are not the target's alone`);
+      out.push(warningLines(`${run.id}: ${runCaveatsText(rest)}, so its figures are not the target's alone`));
   }
   out.push(
     differences.length === 0
