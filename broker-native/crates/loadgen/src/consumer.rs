@@ -210,6 +210,7 @@ impl Consumer {
             config.topics.clone(),
             versions.clone(),
         );
+        group.set_request_timeout(Duration::from_millis(fetching.request_timeout_ms as u64));
         let assigned =
             join_and_position(&mut group, &mut metadata, &cluster, &versions, config.start).await?;
         let assignment = Arc::new(Mutex::new(names(&cluster, &assigned)));
@@ -450,7 +451,8 @@ struct Engine {
     /// Pipelined connection to the coordinator for heartbeats and periodic commits (apart from
     /// the fetches, so that a fetch waiting on the broker never holds a heartbeat back).
     coordinator: Pool,
-    group_calls: HashMap<i32, GroupCall>,
+    /// Heartbeats and commits sent on it and not yet answered, each with when it is given up.
+    group_calls: HashMap<i32, (GroupCall, Instant)>,
     next_heartbeat: Instant,
     next_commit: Instant,
     /// Set when the group asked us to rejoin.
@@ -484,6 +486,7 @@ impl Engine {
             }
             let now = Instant::now();
             self.expire_fetches(now);
+            self.expire_group_calls(now);
             if now >= self.next_heartbeat {
                 self.next_heartbeat = now + HEARTBEAT_INTERVAL;
                 let request = self.group.heartbeat_request();
@@ -651,7 +654,10 @@ impl Engine {
         };
         match connection.send(version, request, true).await {
             Ok((correlation_id, _)) => {
-                self.group_calls.insert(correlation_id, call(version));
+                let due = Instant::now()
+                    + Duration::from_millis(self.fetching_with.request_timeout_ms as u64);
+                self.group_calls
+                    .insert(correlation_id, (call(version), due));
             }
             Err(e) => {
                 self.stats().error(format!("group coordinator: {e}"));
@@ -671,7 +677,7 @@ impl Engine {
                 return;
             }
         };
-        let Some(call) = self.group_calls.remove(&response.correlation_id) else {
+        let Some((call, _)) = self.group_calls.remove(&response.correlation_id) else {
             return;
         };
         let (api, code) = match call {
@@ -835,6 +841,36 @@ impl Engine {
                     + i64::from(self.fetching_with.request_timeout_ms)
             ));
             self.connection_lost(connection);
+        }
+    }
+
+    /// Gives up on a heartbeat or commit unanswered past `request.timeout.ms`, as the Java client
+    /// does: the coordinator connection is closed and the coordinator found again (the member
+    /// rejoins). Before, a coordinator that held them left the member fetching partitions the
+    /// group may have given to others, and it never noticed. The loop wakes at least every
+    /// heartbeat interval.
+    fn expire_group_calls(&mut self, now: Instant) {
+        let Some(call) = self
+            .group_calls
+            .values()
+            .find(|(_, due)| now >= *due)
+            .map(|(call, _)| *call)
+        else {
+            return;
+        };
+        let api = match call {
+            GroupCall::Heartbeat(_) => "heartbeat",
+            GroupCall::Commit(_) => "offset commit",
+        };
+        self.stats().error(format!(
+            "{api}: no answer from the group coordinator within request.timeout.ms ({} ms): connection closed, finding the coordinator again",
+            self.fetching_with.request_timeout_ms
+        ));
+        self.coordinator.clear();
+        self.group_calls.clear();
+        if self.rejoin.is_none() {
+            self.rejoin = Some(GroupSignal::FindCoordinator);
+            self.retry_at = None;
         }
     }
 

@@ -19,8 +19,8 @@ use kafka_protocol::messages::offset_fetch_request::{
 };
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_protocol::messages::{
-    ConsumerProtocolAssignment, ConsumerProtocolSubscription, FindCoordinatorRequest, GroupId,
-    HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, OffsetCommitRequest,
+    ApiKey, ConsumerProtocolAssignment, ConsumerProtocolSubscription, FindCoordinatorRequest,
+    GroupId, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, OffsetCommitRequest,
     OffsetCommitResponse, OffsetFetchRequest, SyncGroupRequest, TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes};
@@ -39,6 +39,11 @@ pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(500);
 pub const COMMIT_INTERVAL: Duration = Duration::from_secs(5);
 /// How long joining may keep failing (coordinator moving, loading) before giving up.
 const JOIN_PATIENCE: Duration = Duration::from_secs(60);
+/// How long a call to the coordinator may go unanswered, by default (`request.timeout.ms`).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// A JoinGroup may wait at the coordinator for the whole rebalance: it is given up only this long
+/// past the rebalance timeout, as the Java client does (`JOIN_GROUP_TIMEOUT_LAPSE`).
+const JOIN_LAPSE: Duration = Duration::from_secs(5);
 
 const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
 const COORDINATOR_NOT_AVAILABLE: i16 = 15;
@@ -98,6 +103,8 @@ pub struct Membership {
     pub generation: i32,
     coordinator_addr: Option<String>,
     client: Option<SimpleClient>,
+    /// How long a call to the coordinator may go unanswered (a JoinGroup: see [`JOIN_LAPSE`]).
+    request_timeout: Duration,
 }
 
 impl Membership {
@@ -110,6 +117,23 @@ impl Membership {
             generation: -1,
             coordinator_addr: None,
             client: None,
+            request_timeout: REQUEST_TIMEOUT,
+        }
+    }
+
+    /// `request.timeout.ms`: how long a call to the coordinator may go unanswered before the
+    /// connection is closed and the coordinator found again.
+    pub fn set_request_timeout(&mut self, timeout: Duration) {
+        self.request_timeout = timeout;
+    }
+
+    /// How long a call of API `key` may go unanswered.
+    fn patience(&self, key: i16) -> Duration {
+        if key == ApiKey::JoinGroup as i16 {
+            let rebalance = Duration::from_millis(REBALANCE_TIMEOUT_MS as u64) + JOIN_LAPSE;
+            rebalance.max(self.request_timeout)
+        } else {
+            self.request_timeout
         }
     }
 
@@ -143,15 +167,34 @@ impl Membership {
         Ok(self.client.as_mut().expect("connected above"))
     }
 
-    /// One call to the coordinator; connection failures forget it (found again next time).
+    /// One call to the coordinator; connection failures forget it (found again next time), and
+    /// so does a call unanswered for too long (a coordinator that holds requests, or a connection
+    /// that died without a word, must not hold the member for good).
     async fn call<R>(&mut self, metadata: &mut MetadataClient, request: &R) -> Result<R::Response>
     where
         R: kafka_protocol::protocol::Request + Message,
     {
         let version = self.versions.pick::<R>()?;
+        let patience = self.patience(R::KEY);
         let client = self.coordinator(metadata).await?;
-        let result = client.call(version, request).await.map_err(Error::from);
-        if result.as_ref().is_err_and(Error::is_connection_lost) {
+        let result = match tokio::time::timeout(patience, client.call(version, request)).await {
+            Ok(answered) => answered.map_err(Error::from),
+            Err(_) => Err(Error::TimedOut(format!(
+                "{}: no answer from the group coordinator {} within {} ms{}: connection closed, finding the coordinator again",
+                api_name(R::KEY),
+                self.coordinator_addr.as_deref().unwrap_or("?"),
+                patience.as_millis(),
+                if R::KEY == ApiKey::JoinGroup as i16 {
+                    " (the rebalance timeout and 5 s)"
+                } else {
+                    " (request.timeout.ms)"
+                },
+            ))),
+        };
+        if result
+            .as_ref()
+            .is_err_and(|e| e.is_connection_lost() || matches!(e, Error::TimedOut(_)))
+        {
             self.lose_coordinator();
         }
         result
@@ -165,20 +208,20 @@ impl Membership {
         cluster: &ClusterMetadata,
     ) -> Result<Vec<(String, i32)>> {
         let deadline = tokio::time::Instant::now() + JOIN_PATIENCE;
-        let mut last = 0;
+        let mut last = String::from("none");
         while tokio::time::Instant::now() < deadline {
             let code = match self.join_once(metadata, cluster).await {
                 Ok(Ok(assignment)) => return Ok(assignment),
                 Ok(Err(code)) => code,
-                Err(e) if e.is_connection_lost() => {
+                Err(e) if e.is_connection_lost() || matches!(e, Error::TimedOut(_)) => {
                     self.lose_coordinator();
-                    last = -1;
+                    last = e.to_string();
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }
                 Err(e) => return Err(e),
             };
-            last = code;
+            last = crate::error::kafka_error(code);
             match signal(code) {
                 GroupSignal::Rejoin | GroupSignal::Fine => {}
                 GroupSignal::RejoinAsNew => self.forget_member(),
@@ -196,7 +239,7 @@ impl Membership {
             }
         }
         Err(Error::Protocol(format!(
-            "group {}: could not join within {JOIN_PATIENCE:?} (last error code {last})",
+            "group {}: could not join within {JOIN_PATIENCE:?} (last: {last})",
             self.group_id
         )))
     }
@@ -666,4 +709,9 @@ mod tests {
         );
         assert!(decode_assignment(&Bytes::new()).unwrap().is_empty());
     }
+}
+
+/// An API's name as the protocol guide writes it (`JoinGroup`), from its key.
+fn api_name(key: i16) -> String {
+    ApiKey::try_from(key).map_or_else(|_| format!("API {key}"), |k| format!("{k:?}"))
 }

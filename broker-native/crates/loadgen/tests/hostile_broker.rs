@@ -432,3 +432,123 @@ async fn a_metadata_request_never_answered_sends_the_next_to_another_bootstrap_b
     let next = metadata.fetch(&topics, Duration::ZERO).await.unwrap();
     assert_eq!(next.brokers[&0], fair.bootstrap()[0]);
 }
+
+/// A consumer of `consumer_config` that waits 200 ms for an answer (request.timeout.ms).
+/// Its start is bounded here (a guard against hanging, not a timing assertion): before the fix a
+/// held group call left it waiting for good.
+async fn impatient_consumer(broker: &FakeBroker) -> Consumer {
+    let start = Consumer::start_with(
+        consumer_config(broker),
+        ConsumerProperties {
+            request_timeout_ms: Some(200),
+            ..ConsumerProperties::default()
+        },
+    );
+    tokio::time::timeout(Duration::from_secs(120), start)
+        .await
+        .expect("the consumer's start waited for good")
+        .unwrap()
+}
+
+/// Counts one API's requests across every connection of a fake broker.
+fn counter() -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
+    std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0))
+}
+
+/// Waits (a guard against hanging, not a timing assertion) until `count` reaches `n`.
+async fn reaches(count: &std::sync::atomic::AtomicUsize, n: usize) {
+    for _ in 0..600 {
+        if count.load(std::sync::atomic::Ordering::Relaxed) >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the count stayed below {n}");
+}
+
+/// A coordinator that holds heartbeats for good: the member gives up on one after
+/// request.timeout.ms, says so, and finds the coordinator again and rejoins, as the Java client
+/// does. Before, it went on fetching without a word while the group could have given its
+/// partitions to others.
+#[tokio::test]
+async fn a_heartbeat_never_answered_is_given_up_and_the_member_rejoins() {
+    let joins = counter();
+    let seen = joins.clone();
+    let broker = FakeBroker::start(move |asked: &Asked| {
+        if asked.api_key == ApiKey::JoinGroup {
+            seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        (asked.api_key == ApiKey::Heartbeat).then(Bytes::new)
+    })
+    .await;
+    let consumer = impatient_consumer(&broker).await;
+    let said = last_error(|| consumer.last_error()).await;
+    assert_eq!(
+        said,
+        "heartbeat: no answer from the group coordinator within request.timeout.ms (200 ms): connection closed, finding the coordinator again"
+    );
+    reaches(&joins, 2).await;
+    consumer.stop().await;
+}
+
+/// A coordinator that holds the first SyncGroup: the join gives up on it after
+/// request.timeout.ms and joins again, instead of waiting for good at the consumer's start.
+#[tokio::test]
+async fn a_sync_group_never_answered_is_given_up_and_the_join_tried_again() {
+    let joins = counter();
+    let seen = joins.clone();
+    let syncs = counter();
+    let broker = FakeBroker::start(move |asked: &Asked| {
+        use std::sync::atomic::Ordering::Relaxed;
+        match asked.api_key {
+            ApiKey::JoinGroup => {
+                seen.fetch_add(1, Relaxed);
+                None
+            }
+            // The first SyncGroup on any connection is held.
+            ApiKey::SyncGroup => (syncs.fetch_add(1, Relaxed) == 0).then(Bytes::new),
+            _ => None,
+        }
+    })
+    .await;
+    let consumer = impatient_consumer(&broker).await;
+    assert_eq!(joins.load(std::sync::atomic::Ordering::Relaxed), 2);
+    assert_eq!(consumer.assignment(), vec![(TOPIC.to_string(), 0)]);
+    consumer.stop().await;
+}
+
+/// A coordinator that asks for a rebalance and then holds the member's offset commit: the commit
+/// is given up after request.timeout.ms, said, and the member rejoins.
+#[tokio::test]
+async fn an_offset_commit_never_answered_in_a_rebalance_is_given_up_and_the_member_rejoins() {
+    let joins = counter();
+    let seen = joins.clone();
+    let broker = FakeBroker::start(move |asked: &Asked| {
+        match asked.api_key {
+            ApiKey::JoinGroup => {
+                seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                None
+            }
+            // The first heartbeat answers REBALANCE_IN_PROGRESS.
+            ApiKey::Heartbeat if asked.nth == 0 => Some(fake_broker::frame(
+                asked,
+                &HeartbeatResponse::default().with_error_code(27),
+            )),
+            ApiKey::OffsetCommit => Some(Bytes::new()),
+            _ => None,
+        }
+    })
+    .await;
+    let consumer = impatient_consumer(&broker).await;
+    reaches(&joins, 2).await;
+    let said = last_error(|| consumer.last_error()).await;
+    assert!(
+        said.starts_with(
+            "offset commit: OffsetCommit: no answer from the group coordinator 127.0.0.1:"
+        ) && said.ends_with(
+            " within 200 ms (request.timeout.ms): connection closed, finding the coordinator again"
+        ),
+        "{said}"
+    );
+    consumer.stop().await;
+}
