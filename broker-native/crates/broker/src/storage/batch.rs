@@ -20,6 +20,8 @@ pub const ATTRIBUTES_AT: usize = 21;
 pub const LOG_APPEND_TIME_FLAG: u8 = 0x08;
 const LAST_OFFSET_DELTA_AT: usize = 23;
 const MAX_TIMESTAMP_AT: usize = 35;
+/// The record count: the header's last field.
+const RECORD_COUNT_AT: usize = 57;
 
 /// Offsets of one successful append.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +40,8 @@ pub struct BatchHeader {
     pub max_timestamp: i64,
     /// The leader epoch the batch was appended in (-1: none).
     pub leader_epoch: i32,
+    /// How many records the batch says it holds.
+    pub record_count: i32,
 }
 
 impl BatchHeader {
@@ -87,6 +91,7 @@ impl BatchHeader {
             last_offset_delta,
             max_timestamp: i64::from_be_bytes(be8(buf, MAX_TIMESTAMP_AT)),
             leader_epoch: i32::from_be_bytes(be4(buf, LEADER_EPOCH_AT)),
+            record_count: i32::from_be_bytes(be4(buf, RECORD_COUNT_AT)),
         })
     }
 }
@@ -167,6 +172,26 @@ pub fn split_and_validate(records: &[u8]) -> Result<Vec<(usize, BatchHeader)>> {
         return Err(corrupt("no record batches"));
     }
     Ok(batches)
+}
+
+/// Refuses a client's batch whose offset range is not its record count, as Kafka does
+/// (INVALID_RECORD): the log gives a batch as many offsets as its last offset delta says, so a
+/// batch of no records claiming 2^31 offsets took them, and the next one landed past what a
+/// segment's 32-bit relative offsets hold (a recovery then cut it, acknowledged).
+pub fn check_offset_range(header: &BatchHeader) -> Result<()> {
+    let count = header.record_count;
+    let from_offsets = i64::from(header.last_offset_delta) + 1;
+    let refuse = |message: String| Err(Error::kafka(ResponseError::InvalidRecord, message));
+    if count <= 0 {
+        return refuse(format!("Invalid reported count for record batch: {count}"));
+    }
+    if from_offsets != i64::from(count) {
+        return refuse(format!(
+            "Inconsistent batch offset range (last offset delta {}) and count of records {count}",
+            header.last_offset_delta
+        ));
+    }
+    Ok(())
 }
 
 /// Rewrites the base offset (outside the CRC, so the CRC stays valid).

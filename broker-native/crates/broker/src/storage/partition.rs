@@ -415,6 +415,33 @@ mod tests {
         );
     }
 
+    /// `batch(count, 10)` with its record count and last offset delta set as given, its CRC
+    /// recomputed, as a hostile client could send it.
+    fn claiming(count: i32, last_offset_delta: i32) -> Vec<u8> {
+        let mut bytes = batch(1, 10);
+        bytes[23..27].copy_from_slice(&last_offset_delta.to_be_bytes());
+        bytes[57..61].copy_from_slice(&count.to_be_bytes());
+        let crc = crc32c::crc32c(&bytes[21..]);
+        bytes[17..21].copy_from_slice(&crc.to_be_bytes());
+        bytes
+    }
+
+    #[test]
+    fn a_batch_whose_offset_range_is_not_its_record_count_is_invalid_record() {
+        // Before, a batch of no records claiming 2^31 - 1 more offsets took them: two such put
+        // the next acknowledged batch past a segment's 32-bit relative offsets, and a recovery
+        // after kill -9 cut it off.
+        let dir = tempfile::tempdir().unwrap();
+        let partition = open(dir.path(), 1 << 30);
+        partition.append(&batch(1, 10)).unwrap();
+        for (count, delta) in [(0, i32::MAX), (-1, 0), (1, i32::MAX), (3, 1), (i32::MAX, 0)] {
+            let err = partition.append(&claiming(count, delta)).unwrap_err();
+            assert_eq!(err.code(), ResponseError::InvalidRecord.code(), "{err}");
+        }
+        assert_eq!(partition.log_end_offset(), 1);
+        assert_eq!(partition.append(&claiming(1, 0)).unwrap().base_offset, 1);
+    }
+
     #[test]
     fn read_past_the_end_is_offset_out_of_range() {
         let dir = tempfile::tempdir().unwrap();

@@ -4,7 +4,7 @@
 //! and a follower's appends share.
 
 use super::super::batch::{
-    check_batch_sizes, set_base_offset, set_leader_epoch, split_and_validate,
+    check_batch_sizes, check_offset_range, set_base_offset, set_leader_epoch, split_and_validate,
     stamp_log_append_time, Appended, BatchHeader,
 };
 use super::super::producer_state::{self, Verdict};
@@ -36,6 +36,9 @@ impl Partition {
     /// synced them (at once under `none` and `interval`).
     pub fn append_pending(&self, records: &[u8]) -> Result<(Appended, Durability)> {
         let mut batches = split_and_validate(records)?;
+        for (_, header) in &batches {
+            check_offset_range(header)?;
+        }
         let mut chunk = records.to_vec();
         let (appended, policy) = {
             let mut stamped = self.append_lock.lock().expect("append lock");
@@ -126,12 +129,16 @@ impl Partition {
         base_offset: i64,
         max_timestamp: i64,
     ) -> Result<Arc<Segment>> {
+        let next = batches
+            .last()
+            .map_or(base_offset, |(_, last)| last.next_offset());
         let active = self.roll_if_due(
             producers,
             config,
             bytes.len() as u64,
             max_timestamp,
             base_offset,
+            next,
         )?;
         active.append(bytes, batches)?;
         self.shared.clean.note_change();
@@ -150,8 +157,10 @@ impl Partition {
     }
 
     /// Rolls to a new segment at `base_offset` when the active one is full
-    /// by size or age for a chunk of `incoming` bytes, snapshotting the
-    /// producer state there. Returns the segment to append to.
+    /// by size or age for a chunk of `incoming` bytes, or when the chunk's
+    /// offsets (up to `next`) would pass what its 32-bit relative offsets
+    /// hold (as Kafka rolls at Int.MaxValue), snapshotting the producer
+    /// state there. Returns the segment to append to.
     fn roll_if_due(
         &self,
         producers: &mut Producers,
@@ -159,12 +168,15 @@ impl Partition {
         incoming: u64,
         max_timestamp: i64,
         base_offset: i64,
+        next: i64,
     ) -> Result<Arc<Segment>> {
         // Index positions are u32: a segment never passes 4 GiB.
         let segment_bytes = config.segment_bytes.min(u32::MAX as u64);
         let active = self.local.active();
+        let offsets_fit = next - 1 - active.base_offset() <= i64::from(i32::MAX);
         if active.size() == 0
             || (active.size() + incoming <= segment_bytes
+                && offsets_fit
                 && !active.is_older_than(config.segment_ms, max_timestamp, now_ms()))
         {
             return Ok(active);
