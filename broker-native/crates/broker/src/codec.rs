@@ -188,8 +188,15 @@ pub fn encode_response_with_header_version<R: Encodable>(
         .compute_size(header_version)
         .and_then(|h| Ok(h + body.compute_size(version)?))
         .map_err(|e| Error::Malformed(format!("sizing response: {e}")))?;
+    // A frame's size prefix is an i32: a larger answer cannot be sent, and is refused before
+    // anything of it is allocated rather than sent with a wrong size.
+    let prefix = i32::try_from(size).map_err(|_| {
+        Error::Malformed(format!(
+            "a response of {size} bytes exceeds the i32 size prefix"
+        ))
+    })?;
     let mut buf = BytesMut::with_capacity(4 + size);
-    buf.put_i32(size as i32);
+    buf.put_i32(prefix);
     header
         .encode(&mut buf, header_version)
         .and_then(|_| body.encode(&mut buf, version))

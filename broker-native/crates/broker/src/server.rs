@@ -53,6 +53,55 @@ const READ_CHUNK: usize = 256 * 1024;
 const MAX_IN_FLIGHT: usize = 64;
 const MAX_IN_FLIGHT_BYTES: usize = 64 << 20;
 
+/// The broker-wide budget for the bytes of large frames (`queued_max_request_bytes`). A frame
+/// holds budget for the bytes it has received past its first [`SMALL_FRAME`] and for the chunk
+/// it reads next, never for bytes not yet sent, so a size prefix holds nothing. Frames that
+/// hold part of the budget could each wait for more that only the others' completion frees:
+/// then one frame at a time (the holder of the overdraft) reads the rest of its frame past the
+/// budget, so the bytes held never pass the budget plus one frame, and some frame always
+/// completes.
+struct Budget {
+    bytes: Arc<Semaphore>,
+    overdraft: Arc<Semaphore>,
+}
+
+/// What one frame holds of the [`Budget`] until it has been handled.
+#[derive(Default)]
+struct Held {
+    bytes: Option<OwnedSemaphorePermit>,
+    overdraft: Option<OwnedSemaphorePermit>,
+}
+
+impl Budget {
+    fn new(bytes: usize) -> Budget {
+        Budget {
+            bytes: Arc::new(Semaphore::new(bytes)),
+            overdraft: Arc::new(Semaphore::new(1)),
+        }
+    }
+
+    /// Makes `held` cover `need` bytes (or the overdraft), waiting for them.
+    async fn cover(&self, held: &mut Held, need: usize) {
+        let have = held.bytes.as_ref().map_or(0, |p| p.num_permits());
+        if held.overdraft.is_some() || need <= have {
+            return;
+        }
+        let more = self.bytes.clone().acquire_many_owned((need - have) as u32);
+        let overdraft = self.overdraft.clone().acquire_owned();
+        tokio::select! {
+            biased;
+            more = more => {
+                let more = more.expect("budget never closed");
+                match held.bytes.as_mut() {
+                    Some(bytes) => bytes.merge(more),
+                    None => held.bytes = Some(more),
+                }
+            }
+            token = overdraft => held.overdraft = Some(token.expect("budget never closed")),
+        }
+    }
+}
+
 /// Serves `listener` with the TLS and SASL that `security` asks for until
 /// `shutdown` completes, then closes every connection and returns once
 /// they have all finished.
@@ -230,9 +279,7 @@ async fn accept_loop(
         slots: Mutex::new(HashMap::new()),
         next_id: AtomicU64::new(0),
     });
-    let budget = Arc::new(Semaphore::new(
-        broker.config.limits.queued_max_request_bytes,
-    ));
+    let budget = Arc::new(Budget::new(broker.config.limits.queued_max_request_bytes));
     let reaper = reap(registry.clone(), broker.config.limits.clone());
     tokio::pin!(reaper);
     loop {
@@ -341,7 +388,7 @@ struct Connection<S> {
     slot: Arc<Slot>,
     epoch: Instant,
     /// The broker-wide byte budget for frames (`queued_max_request_bytes`).
-    budget: Arc<Semaphore>,
+    budget: Arc<Budget>,
 }
 
 impl Connection<TcpStream> {
@@ -452,7 +499,7 @@ impl<S: Transport> Connection<S> {
     /// and answers in turn. False when the connection is to end quietly.
     async fn take(
         &mut self,
-        (frame, permit): (Bytes, Option<OwnedSemaphorePermit>),
+        (frame, permit): (Bytes, Held),
         in_flight: &mut VecDeque<(handlers::Deferred, usize)>,
         in_flight_bytes: &mut usize,
         shutdown: &mut broadcast::Receiver<()>,
@@ -549,7 +596,7 @@ impl<S: Transport> Connection<S> {
     async fn next_frame(
         &mut self,
         shutdown: &mut broadcast::Receiver<()>,
-    ) -> Result<Option<(Bytes, Option<OwnedSemaphorePermit>)>> {
+    ) -> Result<Option<(Bytes, Held)>> {
         let slot = self.slot.clone();
         tokio::select! {
             read = self.read_frame() => read,
@@ -572,9 +619,9 @@ impl<S: Transport> Connection<S> {
 
     /// The next whole frame (without its size) and the budget it holds, or
     /// `None` on a clean EOF. Deadlines (idle, frame) are the reaper's.
-    async fn read_frame(&mut self) -> Result<Option<(Bytes, Option<OwnedSemaphorePermit>)>> {
+    async fn read_frame(&mut self) -> Result<Option<(Bytes, Held)>> {
         let config = &self.broker.config.limits;
-        let mut permit: Option<OwnedSemaphorePermit> = None;
+        let mut permit = Held::default();
         let mut started = false;
         loop {
             if !started && !self.buffer.is_empty() {
@@ -590,18 +637,19 @@ impl<S: Transport> Connection<S> {
                     return Ok(Some((self.buffer.split_to(size).freeze(), permit)));
                 }
                 let missing = 4 + size - self.buffer.len();
-                if size > SMALL_FRAME && permit.is_none() {
-                    // The whole frame's share of the budget, all at once (a
-                    // connection never holds part while waiting for more,
-                    // so two large frames cannot wait on each other). It is
-                    // only a count: memory grows as the bytes arrive.
-                    let share = size.min(config.queued_max_request_bytes) as u32;
-                    let wait = self.budget.clone().acquire_many_owned(share);
-                    permit = Some(wait.await.expect("budget never closed"));
-                }
-                if size > SMALL_FRAME {
-                    // The buffer grows by at most a chunk at a time.
+                let received = self.buffer.len() - 4;
+                if size > SMALL_FRAME && received >= SMALL_FRAME {
+                    // Past its first SMALL_FRAME bytes (read as a small
+                    // frame's are), the buffer grows by at most a chunk at
+                    // a time, each covered by the budget before it is read
+                    // (see `Budget`): a size prefix alone holds nothing (six
+                    // prefixes claiming the whole budget held every other
+                    // client's large frames until the frame timeout).
                     want = missing.min(READ_CHUNK);
+                    let need = (received + want - SMALL_FRAME).min(config.queued_max_request_bytes);
+                    self.budget.cover(&mut permit, need).await;
+                } else if size > SMALL_FRAME {
+                    want = missing.min(SMALL_FRAME - received);
                 }
             }
             let n = if started {

@@ -542,27 +542,7 @@ async fn large_frames_share_the_request_budget() {
         l.queued_max_request_bytes = 700 * 1024;
     })
     .await;
-    // An ApiVersions request padded with an unknown tagged field to 500 KiB.
-    let padded = |correlation_id: i32| {
-        let frame = api_versions_frame(3, correlation_id);
-        let body = &frame[4..];
-        let pad = 500 * 1024;
-        let mut out = BytesMut::new();
-        // The body minus its final tagged-field count (0), then one tag.
-        let mut inner = BytesMut::from(&body[..body.len() - 1]);
-        inner.put_u8(1);
-        inner.put_u8(99);
-        let mut varint = pad as u32;
-        while varint >= 0x80 {
-            inner.put_u8((varint as u8) | 0x80);
-            varint >>= 7;
-        }
-        inner.put_u8(varint as u8);
-        inner.extend(std::iter::repeat_n(0u8, pad));
-        out.put_i32(inner.len() as i32);
-        out.extend_from_slice(&inner);
-        out
-    };
+    let padded = |correlation_id: i32| padded_api_versions(correlation_id, 500 * 1024);
     let mut a = connect(broker.port()).await;
     let mut b = connect(broker.port()).await;
     let (fa, fb) = (padded(1), padded(2));
@@ -585,4 +565,69 @@ async fn large_frames_share_the_request_budget() {
         );
     }
     broker.stop().await.unwrap();
+}
+
+/// Frames that announce their size and send nothing more hold none of the budget: before, six
+/// size prefixes (24 bytes) claiming the whole budget held every other client's large frame
+/// until the frame timeout closed them.
+#[tokio::test]
+async fn size_prefixes_alone_hold_none_of_the_request_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = limited(dir.path(), |l| {
+        l.max_frame_bytes = 600 * 1024;
+        l.queued_max_request_bytes = 700 * 1024;
+        l.frame_timeout = Duration::from_secs(600);
+    })
+    .await;
+    let mut holders = Vec::new();
+    for _ in 0..3 {
+        let mut holder = connect(broker.port()).await;
+        holder
+            .write_all(&(600i32 * 1024).to_be_bytes())
+            .await
+            .unwrap();
+        holders.push(holder);
+    }
+    // Give the broker time to read the prefixes (a guard, not a timing assertion).
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // A 500 KiB request from another client is read and answered; the bound only keeps a
+    // regression from hanging the test for the frame timeout.
+    let mut client = connect(broker.port()).await;
+    let request = padded_api_versions(7, 500 * 1024);
+    let answered = tokio::time::timeout(Duration::from_secs(120), async {
+        client.write_all(&request).await.unwrap();
+        read_response(&mut client).await
+    })
+    .await
+    .expect("the request waited for budget that size prefixes held");
+    let mut answered = answered;
+    assert_eq!(
+        ResponseHeader::decode(&mut answered, 0)
+            .unwrap()
+            .correlation_id,
+        7
+    );
+    drop(holders);
+    broker.stop().await.unwrap();
+}
+
+/// An ApiVersions v3 request padded with an unknown tagged field of `pad` bytes.
+fn padded_api_versions(correlation_id: i32, pad: usize) -> BytesMut {
+    let frame = api_versions_frame(3, correlation_id);
+    let body = &frame[4..];
+    let mut out = BytesMut::new();
+    // The body minus its final tagged-field count (0), then one tag.
+    let mut inner = BytesMut::from(&body[..body.len() - 1]);
+    inner.put_u8(1);
+    inner.put_u8(99);
+    let mut varint = pad as u32;
+    while varint >= 0x80 {
+        inner.put_u8((varint as u8) | 0x80);
+        varint >>= 7;
+    }
+    inner.put_u8(varint as u8);
+    inner.extend(std::iter::repeat_n(0u8, pad));
+    out.put_i32(inner.len() as i32);
+    out.extend_from_slice(&inner);
+    out
 }

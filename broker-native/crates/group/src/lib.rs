@@ -199,9 +199,21 @@ impl GroupCoordinator {
         leave::leave_group(self, req, version)
     }
 
-    /// OffsetCommit v2-8 (the versions the codec decodes that use generations).
+    /// OffsetCommit v2-8 (the versions the codec decodes that use generations), every partition
+    /// taken as existing.
     pub fn offset_commit(&self, req: OffsetCommitRequest, version: i16) -> OffsetCommitResponse {
-        offset_commit::offset_commit(self, req, version)
+        offset_commit::offset_commit(self, req, version, &|_, _| true)
+    }
+
+    /// [`GroupCoordinator::offset_commit`] refusing commits for partitions `known` says do not
+    /// exist (UNKNOWN_TOPIC_OR_PARTITION, as Kafka does): the broker passes its topics.
+    pub fn offset_commit_known(
+        &self,
+        req: OffsetCommitRequest,
+        version: i16,
+        known: &dyn Fn(&str, i32) -> bool,
+    ) -> OffsetCommitResponse {
+        offset_commit::offset_commit(self, req, version, known)
     }
 
     /// OffsetFetch v1-8 (v8 fetches several groups at once).

@@ -13,10 +13,13 @@ use crate::{lock, GroupCoordinator};
 /// Kafka's `offset.metadata.max.bytes` default.
 const MAX_METADATA_BYTES: usize = 4096;
 
+/// `known` says whether a partition exists: a commit for one that does not is refused with
+/// UNKNOWN_TOPIC_OR_PARTITION, as Kafka refuses it, and is not kept.
 pub(crate) fn offset_commit(
     coordinator: &GroupCoordinator,
     req: OffsetCommitRequest,
     _version: i16,
+    known: &dyn Fn(&str, i32) -> bool,
 ) -> OffsetCommitResponse {
     let group_id = req.group_id.0.as_str();
     let generation_id = req.generation_id_or_member_epoch;
@@ -39,6 +42,9 @@ pub(crate) fn offset_commit(
         for partition in &topic.partitions {
             let metadata = partition.committed_metadata.as_ref().map(|m| m.to_string());
             let error = match verdict {
+                _ if !known(topic.name.0.as_str(), partition.partition_index) => {
+                    Some(ResponseError::UnknownTopicOrPartition)
+                }
                 Err(error) => Some(error),
                 Ok(())
                     if metadata
@@ -159,6 +165,20 @@ pub(crate) mod tests {
         let res = c.offset_commit(commit_request("g", "", -1, &[("t", 0, 10)]), 8);
         assert_eq!(errors(&res), vec![0]);
         assert_eq!(c.offsets.fetch("g", "t", 0).unwrap().offset, 10);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_commit_for_a_partition_that_does_not_exist_is_refused_and_not_kept() {
+        let dir = TempDir::new("commit-unknown");
+        let c = open(&dir);
+        let known = |topic: &str, partition: i32| topic == "t" && partition == 0;
+        let req = commit_request("g", "", -1, &[("t", 0, 10), ("t", 1, 11), ("nope", 0, 12)]);
+        let res = c.offset_commit_known(req, 8, &known);
+        let unknown = ResponseError::UnknownTopicOrPartition.code();
+        assert_eq!(errors(&res), vec![0, unknown, unknown]);
+        assert_eq!(c.offsets.fetch("g", "t", 0).unwrap().offset, 10);
+        assert!(c.offsets.fetch("g", "t", 1).is_none());
+        assert!(c.offsets.fetch("g", "nope", 0).is_none());
     }
 
     #[tokio::test(start_paused = true)]

@@ -24,9 +24,12 @@ pub(crate) fn offset_fetch(
 ) -> OffsetFetchResponse {
     let mut res = OffsetFetchResponse::default();
     if version >= 8 {
+        // A group asked for twice is answered once (see `fetch`).
+        let mut seen = std::collections::HashSet::new();
         res.groups = req
             .groups
             .iter()
+            .filter(|group| seen.insert(group.group_id.clone()))
             .map(|group| {
                 let wanted = group.topics.as_ref().map(|topics| {
                     topics
@@ -77,9 +80,16 @@ fn fetch(coordinator: &GroupCoordinator, group_id: &GroupId, wanted: Wanted) -> 
     let mut fetched = Fetched::new();
     match wanted {
         Some(topics) => {
+            // A partition asked for twice is answered once: each answer carries up to 4 KB of
+            // metadata, so a few bytes an entry must not buy a copy each (a 64 KB request got a
+            // 66 MB answer).
+            let mut asked = std::collections::HashSet::new();
             for (topic, partitions) in topics {
                 let entry = fetched.entry(topic.clone()).or_default();
                 for partition in partitions {
+                    if !asked.insert((topic.clone(), partition)) {
+                        continue;
+                    }
                     let committed = coordinator.offsets.fetch(group_id, &topic, partition);
                     entry.push((partition, committed));
                 }
@@ -222,6 +232,22 @@ mod tests {
         let res = c.offset_fetch(fetch_request("g", Some(&[("t", &[3])])), 3);
         assert_eq!(offsets(&res), vec![("t".into(), 3, -1)]);
         assert_eq!(res.error_code, 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_partition_or_group_asked_for_many_times_is_answered_once() {
+        let dir = TempDir::new("fetch-repeated");
+        let c = open(&dir);
+        c.offset_commit(commit_request("g", "", -1, &[("t", 0, 10)]), 8);
+        let many: Vec<i32> = vec![0; 16_000];
+        let res = c.offset_fetch(fetch_request("g", Some(&[("t", &many), ("t", &[0, 1])])), 5);
+        assert_eq!(
+            offsets(&res),
+            vec![("t".into(), 0, 10), ("t".into(), 1, -1)]
+        );
+        let groups = vec![("g", None); 1000];
+        let res = c.offset_fetch(fetch_request_v8(&groups), 8);
+        assert_eq!(res.groups.len(), 1);
     }
 
     #[tokio::test(start_paused = true)]

@@ -53,9 +53,13 @@ pub fn response(
     version: i16,
 ) -> DescribeConfigsResponse {
     let mut response = DescribeConfigsResponse::default();
+    // A resource named twice is described once: each answer lists every config, so a few
+    // bytes a name must not buy a copy each (160 KB naming one topic 20,000 times got 13 MB).
+    let mut named = std::collections::HashSet::new();
     response.results = req
         .resources
         .into_iter()
+        .filter(|r| named.insert((r.resource_type, r.resource_name.clone())))
         .map(|resource| {
             describe(
                 broker,
@@ -285,6 +289,16 @@ mod tests {
             .iter()
             .find(|c| c.name.as_str() == name)
             .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_resource_named_many_times_is_described_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 1, false).unwrap();
+        let mut req = request(RESOURCE_TOPIC, "t", None);
+        req.resources = vec![req.resources[0].clone(); 20_000];
+        assert_eq!(response(&broker, req, 4).results.len(), 1);
     }
 
     #[tokio::test]

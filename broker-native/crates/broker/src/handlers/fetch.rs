@@ -32,6 +32,10 @@ fn reported_durable(p: &kafka_protocol::messages::fetch_request::FetchPartition)
     Some(i64::from_be_bytes(bytes.as_ref().try_into().ok()?))
 }
 
+/// The most a fetch response carries (Kafka's broker setting `fetch.max.bytes`, whose default
+/// this is): a request asking for more gets this much, so one fetch holds at most this in memory.
+pub const FETCH_MAX_BYTES: usize = 55 << 20;
+
 /// One requested partition, resolved against the log.
 struct Wanted {
     index: i32,
@@ -54,14 +58,20 @@ pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> Fetch
     let follower =
         (req.replica_id.0 >= 0 && broker.admin.serves_followers()).then_some(req.replica_id.0);
     let now = crate::clock::now_ms();
+    // A partition named twice is read once, as Kafka keys a fetch by partition: each read can be
+    // as large as the partition's max bytes, so a few bytes an entry must not buy a copy each
+    // (an 8 KB request naming one partition 500 times got a 500 MB answer).
+    let mut named = std::collections::HashSet::new();
     let topics: Vec<(_, Vec<Wanted>)> = req
         .topics
         .into_iter()
         .map(|topic| {
             let resolved = broker.log.topic(&topic.topic);
+            let name = topic.topic.clone();
             let wanted = topic
                 .partitions
                 .into_iter()
+                .filter(|p| named.insert((name.clone(), p.partition)))
                 .map(|p| {
                     let mut diverging = None;
                     let partition = resolved
@@ -119,9 +129,9 @@ pub async fn response(broker: &Broker, req: FetchRequest, version: i16) -> Fetch
         .collect();
     let deadline = Instant::now() + Duration::from_millis(req.max_wait_ms.max(0) as u64);
     let response_max = if req.max_bytes <= 0 {
-        i32::MAX as usize
+        FETCH_MAX_BYTES
     } else {
-        req.max_bytes as usize
+        (req.max_bytes as usize).min(FETCH_MAX_BYTES)
     };
     let min_bytes = req.min_bytes.max(0) as usize;
 
@@ -317,6 +327,31 @@ mod tests {
         let batches = split_and_validate(&records(&response, 0)).unwrap();
         assert_eq!(batches.len(), 1);
         assert_eq!(batches[0].1.base_offset, 3);
+    }
+
+    #[tokio::test]
+    async fn a_partition_named_many_times_is_read_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 2, false).unwrap();
+        broker
+            .log
+            .partition("t", 0)
+            .unwrap()
+            .append(&batch(3, 1000))
+            .unwrap();
+        let mut asked = vec![(0, 0, 1 << 20); 500];
+        asked.push((1, 0, 1 << 20));
+        let response = response(&broker, request("t", &asked, 0, 1, i32::MAX), 11).await;
+        let partitions = &response.responses[0].partitions;
+        assert_eq!(
+            partitions
+                .iter()
+                .map(|p| p.partition_index)
+                .collect::<Vec<_>>(),
+            [0, 1]
+        );
+        assert_eq!(split_and_validate(&records(&response, 0)).unwrap().len(), 1);
     }
 
     #[tokio::test]

@@ -32,7 +32,27 @@ pub(crate) async fn dispatch(
         Request::SyncGroup(req) => encode(&broker.groups.sync_group(req, version).await)?,
         Request::Heartbeat(req) => encode(&broker.groups.heartbeat(req, version))?,
         Request::LeaveGroup(req) => encode(&broker.groups.leave_group(req, version).await)?,
-        Request::OffsetCommit(req) => encode(&broker.groups.offset_commit(req, version))?,
+        Request::OffsetCommit(req) => {
+            // Each topic's partition count, once, for the coordinator to refuse commits for
+            // partitions that do not exist (before, they were kept for good).
+            let mut counts = std::collections::HashMap::new();
+            for topic in &req.topics {
+                let name = topic.name.0.to_string();
+                if !counts.contains_key(&name) {
+                    let count = broker
+                        .log
+                        .topic(&name)
+                        .and_then(|t| broker.admin.placement(&t))
+                        .map_or(0, |p| p.len());
+                    counts.insert(name, count);
+                }
+            }
+            let known = |topic: &str, partition: i32| {
+                usize::try_from(partition)
+                    .is_ok_and(|p| p < counts.get(topic).copied().unwrap_or(0))
+            };
+            encode(&broker.groups.offset_commit_known(req, version, &known))?
+        }
         Request::OffsetFetch(req) => encode(&broker.groups.offset_fetch(req, version))?,
         Request::ListGroups(req) => encode(&broker.groups.list_groups(req, version))?,
         Request::DescribeGroups(req) => encode(&broker.groups.describe_groups(req, version))?,

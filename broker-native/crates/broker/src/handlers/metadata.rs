@@ -51,11 +51,20 @@ pub async fn response(broker: &Broker, req: MetadataRequest, version: i16) -> Me
         Some(topics) => {
             // Before v4 there is no flag and the broker setting alone decides.
             let allow_create = version < 4 || req.allow_auto_topic_creation;
-            let mut out = Vec::with_capacity(topics.len());
+            // A topic named (or identified) twice is answered once, as Kafka answers a set:
+            // each answer can be as large as its partitions, so a few bytes a name must not
+            // buy a copy each (a 5 KB request naming one 10,000-partition topic a thousand
+            // times got a 260 MB answer).
+            let mut names = std::collections::HashSet::new();
+            let mut ids = std::collections::HashSet::new();
+            let mut out = Vec::new();
             for t in topics {
                 out.push(match t.name {
-                    Some(name) => by_name(broker, name, allow_create, version).await,
-                    None => by_id(broker, t.topic_id, version),
+                    Some(name) if names.insert(name.clone()) => {
+                        by_name(broker, name, allow_create, version).await
+                    }
+                    None if ids.insert(t.topic_id) => by_id(broker, t.topic_id, version),
+                    _ => continue,
                 });
             }
             out
@@ -195,6 +204,23 @@ mod tests {
         assert_eq!(topic.partitions.len(), 2);
         assert_eq!(topic.partitions[1].leader_id, BrokerId(1));
         assert_eq!(topic.partitions[1].isr_nodes, vec![BrokerId(1)]);
+    }
+
+    #[tokio::test]
+    async fn a_topic_named_many_times_is_answered_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = broker(dir.path());
+        broker.log.create_topic("t", 3, false).unwrap();
+        broker.log.create_topic("u", 1, false).unwrap();
+        let names: Vec<&str> = std::iter::repeat_n("t", 1000).chain(["u", "t"]).collect();
+        let response = response(&broker, request(&names), 9).await;
+        let answered: Vec<_> = response
+            .topics
+            .iter()
+            .map(|t| t.name.as_ref().unwrap().to_string())
+            .collect();
+        assert_eq!(answered, ["t", "u"]);
+        assert_eq!(response.topics[0].partitions.len(), 3);
     }
 
     #[tokio::test]
