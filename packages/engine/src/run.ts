@@ -849,6 +849,9 @@ export class ScenarioRun extends EventEmitter {
     if (status === 'completed' && summary === null) {
       return { ...base, status: 'failed', error: withHint(`${this.nothingMeasured()}${last}`) };
     }
+    // Nor has a run whose producers or consumers did nothing while it was measured.
+    const idle = status === 'completed' && summary ? this.idleSide(summary) : null;
+    if (idle !== null) return { ...base, status: 'failed', error: withHint(`${idle}${last}`) };
     return { ...base, status, error: status === 'failed' && error !== null ? withHint(error) : error };
   }
 
@@ -874,6 +877,22 @@ export class ScenarioRun extends EventEmitter {
   }
 
   /** Why a run that ran its course has no measured sample. */
+  /**
+   * Why the measured phase holds nothing of a side the scenario asked for, or null: producers that
+   * had no record acknowledged after the warm-up (though some were during it), consumers that read
+   * nothing (a consumer-only run on an empty topic completed with zeros before).
+   */
+  private idleSide(summary: RunSummary): string | null {
+    const s = this.scenario;
+    if (s.producers.count > 0 && summary.produced.records === 0)
+      return `no record was acknowledged after the ${s.warmup} warm-up`;
+    if (s.consumers.count > 0 && summary.consumed.records === 0)
+      return s.producers.count > 0
+        ? 'no record was consumed while the run was measured, though its producers wrote'
+        : 'no record was consumed: producers.count is 0, so the consumers read only what other clients write to the topics, and nothing was there for them';
+    return null;
+  }
+
   private nothingMeasured(): string {
     const s = this.scenario;
     if (this.samples.length === 0) return 'no measured sample: the run ended before its first sample';

@@ -37,9 +37,10 @@ export class LoadConsumer {
       eachBatch: async ({ batch }) => {
         const now = nowMicros();
         for (const message of batch.messages) {
-          const sent = sentAtMicros(message.value);
-          const fallback = message.timestamp ? Number(message.timestamp) * 1000 : null;
-          const stamp = sent ?? fallback;
+          // Values too short to carry a send time have no end-to-end latency, as with the native
+          // driver (the record's own timestamp is when it was sent, in whole ms, not when it was
+          // due: at a fixed rate it would hide coordinated omission).
+          const stamp = sentAtMicros(message.value);
           acc.add(1, message.value?.length ?? 0, stamp === null ? null : Math.max(0, now - stamp));
         }
       },
