@@ -81,6 +81,8 @@ describe('parseInterval', () => {
         /interval\.latency\.buckets\[1\] does not come after the bucket before it/,
       ],
       [latency({ max: 1 }), /interval\.latency\.max is 1 µs, not in its highest bucket \(5 to 5 µs\)/],
+      [interval({ busy: 1.5 }), /interval\.busy is not a share from 0 to 1 \(got 1\.5\)/],
+      [interval({ busy: '0.5' }), /interval\.busy is not a share from 0 to 1/],
       [
         latency({ sum: 5e9 }),
         /interval\.latency\.sum is 5000000000 µs, which 10 values in its buckets cannot add up to \(50 to 50 µs\)/,
@@ -96,5 +98,11 @@ describe('parseInterval', () => {
     expect(() => parseInterval(latency({ buckets: [], counts: [], count: 0, sum: 0, max: 3 }), 'i')).toThrow(
       /i\.latency\.max is 3 µs, not in its highest bucket \(none: 0\)/,
     );
+  });
+
+  it("reads the busiest client's running share, null from an agent that sends none", () => {
+    expect(parseInterval(interval({ busy: 0.97 }), 'i').busy).toBe(0.97);
+    expect(parseInterval(interval({}), 'i').busy).toBeNull();
+    expect(parseInterval(interval({ busy: null }), 'i').busy).toBeNull();
   });
 });

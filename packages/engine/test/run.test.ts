@@ -235,6 +235,12 @@ describe('the native driver', () => {
     // lz4 on random values barely compresses, and batches add headers: the wire carries at least the values.
     expect(summary.produced.wireMbPerSec).toBeGreaterThan(summary.produced.mbPerSec * 0.9);
     expect(outcome.environment.versions.loadgen).toMatch(/kbench-loadgen/);
+    // How busy each engine task was, as for kafkajs's threads: before, always null for native, so
+    // a native run could never say that the client set the pace.
+    for (const busy of [summary.client?.producerBusy, summary.client?.consumerBusy]) {
+      expect(busy).toBeGreaterThan(0);
+      expect(busy).toBeLessThanOrEqual(1);
+    }
   });
 
   it('sends exactly the requested number of records across producers', async () => {

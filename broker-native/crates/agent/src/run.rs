@@ -244,6 +244,7 @@ fn interval_json(s: &IntervalStats) -> Value {
             "sum": s.latency.sum,
             "max": s.latency.max,
         },
+        "busy": s.busy,
     })
 }
 

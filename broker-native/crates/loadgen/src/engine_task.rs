@@ -31,8 +31,13 @@ impl EngineTask {
         engine: impl Future<Output = ()> + Send + 'static,
     ) -> EngineTask {
         let (done_tx, done) = watch::channel(false);
+        shared.stats.start_busy_clock();
+        let timed = Timed {
+            engine: Box::pin(engine),
+            shared: shared.clone(),
+        };
         let task = tokio::spawn(async move {
-            engine.await;
+            timed.await;
             let _ = done_tx.send(true);
         });
         EngineTask { shared, done, task }
@@ -67,5 +72,26 @@ impl EngineTask {
 impl Drop for EngineTask {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// An engine future whose time in each poll counts as its task's busy time: the share of an
+/// interval it ran, as a JavaScript thread's event-loop utilization is (two clock reads a poll).
+struct Timed<F> {
+    engine: std::pin::Pin<Box<F>>,
+    shared: Arc<Shared>,
+}
+
+impl<F: Future<Output = ()>> Future for Timed<F> {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        let started = std::time::Instant::now();
+        let polled = self.engine.as_mut().poll(cx);
+        self.shared.stats.add_busy(started.elapsed());
+        polled
     }
 }

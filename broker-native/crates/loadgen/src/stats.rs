@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use crate::histogram::{Histogram, HistogramSnapshot};
 
@@ -19,6 +20,9 @@ pub struct IntervalStats {
     /// Records put back to be sent again (a failed request, a lost connection, a retriable error).
     pub retries: u64,
     pub latency: HistogramSnapshot,
+    /// The share of the interval (0..1) the client's engine task spent running rather than
+    /// waiting: near 1, the client, not the target, set the pace. None before it ran.
+    pub busy: Option<f64>,
 }
 
 impl IntervalStats {
@@ -33,6 +37,11 @@ impl IntervalStats {
         }
         self.retries += other.retries;
         self.latency.merge(&other.latency);
+        // The busiest client's share, as for threads.
+        self.busy = match (self.busy, other.busy) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
     }
 }
 
@@ -81,6 +90,10 @@ pub struct SharedStats {
     latency: Mutex<Histogram>,
     last_error: Mutex<Option<String>>,
     error_messages: Mutex<Vec<(String, u64)>>,
+    /// Nanoseconds the engine task spent in its polls since the last take.
+    busy_nanos: AtomicU64,
+    /// When the busy time was last taken (or the task started); None before it started.
+    busy_since: Mutex<Option<Instant>>,
 }
 
 impl SharedStats {
@@ -115,6 +128,26 @@ impl SharedStats {
         f(&mut lock(&self.latency))
     }
 
+    /// The engine task starts: its busy share counts from now.
+    pub fn start_busy_clock(&self) {
+        *lock(&self.busy_since) = Some(Instant::now());
+    }
+
+    /// Adds time the engine task spent running (in one poll).
+    pub fn add_busy(&self, spent: Duration) {
+        self.busy_nanos
+            .fetch_add(spent.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// The busy share since the last call (None before the task started or when no time passed).
+    fn take_busy(&self) -> Option<f64> {
+        let now = Instant::now();
+        let since = lock(&self.busy_since).replace(now)?;
+        let elapsed = now.duration_since(since).as_nanos() as f64;
+        let busy = self.busy_nanos.swap(0, Ordering::Relaxed) as f64;
+        (elapsed > 0.0).then(|| (busy / elapsed).min(1.0))
+    }
+
     /// The counts since the previous call, which are reset.
     pub fn take_interval(&self) -> IntervalStats {
         let histogram = std::mem::take(&mut *lock(&self.latency));
@@ -126,6 +159,7 @@ impl SharedStats {
             error_messages: std::mem::take(&mut *lock(&self.error_messages)),
             retries: self.retries.swap(0, Ordering::Relaxed),
             latency: histogram.snapshot(),
+            busy: self.take_busy(),
         }
     }
 }
@@ -155,6 +189,20 @@ mod tests {
             ]
         );
         assert!(stats.take_interval().error_messages.is_empty());
+    }
+
+    #[test]
+    fn the_busy_share_is_the_time_polled_over_the_time_since_the_last_take() {
+        let stats = SharedStats::default();
+        assert_eq!(stats.take_interval().busy, None, "not started");
+        stats.start_busy_clock();
+        std::thread::sleep(Duration::from_millis(20));
+        stats.add_busy(Duration::from_millis(5));
+        let busy = stats.take_interval().busy.unwrap();
+        assert!(busy > 0.0 && busy <= 0.25, "{busy}");
+        // Never more than the whole interval.
+        stats.add_busy(Duration::from_secs(3600));
+        assert_eq!(stats.take_interval().busy, Some(1.0));
     }
 
     #[test]

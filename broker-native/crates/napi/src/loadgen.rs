@@ -38,6 +38,9 @@ pub struct BindingNativeInterval {
     pub latency_count: f64,
     pub latency_sum_micros: f64,
     pub latency_max_micros: f64,
+    /// The share of the interval (0..1) the busiest client's engine task spent running; null
+    /// before it ran.
+    pub busy: Option<f64>,
 }
 
 /// One error message of an interval and how many errors said it.
@@ -68,6 +71,7 @@ impl From<IntervalStats> for BindingNativeInterval {
             latency_count: s.latency.count as f64,
             latency_sum_micros: s.latency.sum as f64,
             latency_max_micros: s.latency.max as f64,
+            busy: s.busy,
         }
     }
 }

@@ -208,6 +208,14 @@ function parseLatency(value: unknown, what: string): ClientInterval['latency'] {
   return { buckets: buckets as number[], counts: counts as number[], count: n, sum, max };
 }
 
+/** The busiest client's running share (0 to 1), or null when the agent does not know it. */
+function parseBusy(value: unknown, what: string): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !(value >= 0 && value <= 1))
+    throw new Error(`a reply's ${what} is not a share from 0 to 1 (got ${shown(value)})`);
+  return value;
+}
+
 /** An interval as an agent sends it (NativeInterval over its clients), checked field by field. */
 export function parseInterval(value: unknown, what: string): ClientInterval {
   if (value === null || typeof value !== 'object') throw new Error(`a reply's ${what} is not an interval`);
@@ -219,7 +227,7 @@ export function parseInterval(value: unknown, what: string): ClientInterval {
     errors: count(v.errors, `${what}.errors`),
     ...parseErrorMessages(v.errorMessages, what),
     latency: parseLatency(v.latency, `${what}.latency`),
-    busy: null,
+    busy: parseBusy(v.busy, `${what}.busy`),
   };
 }
 

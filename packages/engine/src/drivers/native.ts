@@ -34,7 +34,7 @@ function toInterval(n: NativeInterval): ClientInterval {
       sum: n.latencySumMicros,
       max: n.latencyMaxMicros,
     },
-    busy: null,
+    busy: n.busy ?? null,
   };
 }
 
