@@ -193,7 +193,9 @@ export class PayloadSource {
 /** The send time a value carries, in µs, or null when it is too short to carry one. */
 export function sentAtMicros(value: Buffer | null): number | null {
   if (!value || value.length < TIMESTAMP_BYTES) return null;
-  return value.readDoubleLE(0);
+  const stamp = value.readDoubleLE(0);
+  // NaN: a value written without a send time (a preloaded backlog).
+  return Number.isFinite(stamp) ? stamp : null;
 }
 
 /** A payload file's size in bytes (1 when it cannot be read: the scenario check reports that). */

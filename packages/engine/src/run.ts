@@ -565,6 +565,8 @@ export class ScenarioRun extends EventEmitter {
       ratePerSec: null,
       recordsEach: shares(records, producers),
       durationMs: null,
+      // A backlog's records are not the measured load: their end-to-end latency would be their age.
+      unstamped: true,
     });
     this.preloadProgress = { done: 0, target: records };
     this.setPhase('preload');

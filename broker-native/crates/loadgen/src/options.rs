@@ -80,6 +80,9 @@ macro_rules! declare_native_options {
             /// partition (16 bytes after the send time, within messageSize, which must be 24 or
             /// more) and keep what was acknowledged; absent: no marks.
             pub verify_producer: Option<u32>,
+            /// Values carry no send time (a preloaded backlog, which is not part of the measured
+            /// load): consumers measure no end-to-end latency for them. Absent: false.
+            pub unstamped: Option<bool>,
         }
 
         $(#[$consumer_attr])*
@@ -241,6 +244,7 @@ impl ProducerOptions {
         let mut properties = producer_properties(self.properties)?;
         properties.security = security(self.security)?;
         properties.verify = self.verify_producer;
+        properties.unstamped = self.unstamped.unwrap_or(false);
         let config = ProducerConfig {
             bootstrap: self.bootstrap,
             topics: self.topics,

@@ -114,6 +114,9 @@ pub struct ProducerProperties {
     /// its sequence in its partition (see `verify`), and the sequences acknowledged are kept per
     /// partition as ranges. Default None: values are not marked.
     pub verify: Option<u32>,
+    /// Not a Kafka property: values carry no send time (NaN where it would be), so consumers
+    /// measure no end-to-end latency for them (a preloaded backlog). Default false.
+    pub unstamped: bool,
 }
 
 impl ProducerProperties {
@@ -391,6 +394,8 @@ struct Engine {
     /// With verification: the sequences acknowledged, per partition slot.
     acknowledged: Option<Arc<Mutex<Vec<Ranges>>>>,
     verify: Option<u32>,
+    /// Values carry no send time (see `ProducerProperties::unstamped`).
+    unstamped: bool,
 }
 
 impl Engine {
@@ -471,6 +476,7 @@ impl Engine {
                 .verify
                 .map(|_| Arc::new(Mutex::new(vec![Ranges::new(); partitions_len]))),
             verify: properties.verify,
+            unstamped: properties.unstamped,
             config,
         }
     }
@@ -698,7 +704,11 @@ impl Engine {
         p.verify_next += 1;
         let marked = self.verify.map(|producer| mark(producer, seq));
         let before = p.open.len();
-        let stamp = send_micros - self.config.clock_offset_micros;
+        let stamp = if self.unstamped {
+            f64::NAN
+        } else {
+            send_micros - self.config.clock_offset_micros
+        };
         p.open
             .append_marked(timestamp_ms, key, value, stamp, marked.as_ref());
         self.buffered += p.open.len() - before;

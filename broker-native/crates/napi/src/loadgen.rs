@@ -99,6 +99,7 @@ impl From<BindingNativeProducerOptions> for ProducerOptions {
             security: o.security.map(Into::into),
             clock_offset_micros: o.clock_offset_micros,
             verify_producer: o.verify_producer,
+            unstamped: o.unstamped,
         }
     }
 }

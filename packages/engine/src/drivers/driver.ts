@@ -20,6 +20,11 @@ export interface ProducersPlan {
   durationMs: number | null;
   /** Mark each record and keep what was acknowledged, for the record check (native driver only). */
   verify?: boolean;
+  /**
+   * Values carry no send time (a preloaded backlog, not part of the measured load): consumers
+   * measure no end-to-end latency for them, rather than their age.
+   */
+  unstamped?: boolean;
 }
 
 export interface ConsumersPlan {

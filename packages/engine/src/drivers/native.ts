@@ -172,6 +172,7 @@ export function nativeProducerOptions(plan: ProducersPlan): (i: number) => Nativ
     ...(plan.durationMs === null ? {} : { durationMs: plan.durationMs }),
     // Producer i marks its records with number i (the record check).
     ...(plan.verify ? { verifyProducer: i } : {}),
+    ...(plan.unstamped ? { unstamped: true } : {}),
   });
 }
 

@@ -196,6 +196,7 @@ export function kafkajsDriver(log: Log): LoadDriver {
           seed: index + 1,
           records: mine === null ? null : mine.reduce((a, b) => a + b, 0),
           durationMs: plan.durationMs,
+          unstamped: plan.unstamped === true,
         };
       });
       return WorkerSet.spawn(plans, log);

@@ -16,6 +16,8 @@ export interface ProducerPlan {
   requestTimeoutMs: number;
   /** Records per second for this producer, or null for as fast as acks come back (closed loop). */
   ratePerSec: number | null;
+  /** Values carry no send time (a preloaded backlog): consumers measure no end-to-end latency for them. */
+  unstamped: boolean;
   control: LoadControl;
   acc: IntervalAccumulator;
   payload: PayloadSource;
@@ -89,7 +91,7 @@ export class LoadProducer {
       const messages: Message[] = [];
       let bytes = 0;
       for (let i = 0; i < count; i++) {
-        const value = payload.value(intended);
+        const value = payload.value(this.plan.unstamped ? Number.NaN : intended);
         bytes += value.length;
         messages.push({ key: payload.key(), value });
       }

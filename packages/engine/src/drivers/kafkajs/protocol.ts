@@ -18,6 +18,8 @@ export type WorkerPlan =
       /** Records for this worker's producers together, or null when bounded by time. */
       records: number | null;
       durationMs: number | null;
+      /** Values carry no send time (a preloaded backlog): consumers measure no end-to-end latency for them. */
+      unstamped: boolean;
     }
   | {
       role: 'consumers';

@@ -51,6 +51,7 @@ async function setUp(): Promise<void> {
           config: plan.config,
           requestTimeoutMs: client.requestTimeout,
           ratePerSec: plan.ratePerSec,
+          unstamped: plan.unstamped,
           control,
           acc,
           payload,
