@@ -1,6 +1,7 @@
 //! Target `batch`: the records of one partition of a Produce request, as
 //! the produce path checks them before anything is written: the batch
-//! split and header/CRC validation, then the idempotent-producer checks;
+//! split and header/CRC validation, the offset range against the record
+//! count, then the idempotent-producer checks;
 //! with a flag, the whole `Partition::append` onto a fresh partition.
 //!
 //! Input: one flags byte, then the records bytes.
@@ -28,6 +29,13 @@ pub fn run(input: &[u8]) {
         return;
     };
     check_split(&records, &batches);
+    // The produce path refuses a batch whose offset range is not its record count.
+    if batches
+        .iter()
+        .any(|(_, header)| batch::check_offset_range(header).is_err())
+    {
+        return;
+    }
     if !check_producers(&records, &batches) {
         return;
     }
