@@ -974,9 +974,9 @@ impl Engine {
             return;
         }
         let now = now_micros() - self.config.clock_offset_micros;
-        let (mut records, mut value_bytes) = (0u64, 0u64);
         let mut errors = vec![];
-        self.stats().with_latency(|h| {
+        self.stats().add_measured(|h| {
+            let (mut records, mut value_bytes) = (0u64, 0u64);
             for (bytes, from) in fetched {
                 let result = for_each_record(bytes, *from, |r| {
                     records += 1;
@@ -991,8 +991,8 @@ impl Engine {
                     errors.push(e);
                 }
             }
+            (records, value_bytes)
         });
-        self.stats().add_records(records, value_bytes);
         for e in errors {
             self.stats().error(e.to_string());
         }

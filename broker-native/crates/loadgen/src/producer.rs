@@ -1056,8 +1056,9 @@ impl Engine {
         if batches.is_empty() {
             return;
         }
-        let (mut records, mut value_bytes) = (0, 0);
-        self.shared.stats.with_latency(|h| {
+        let mut records = 0;
+        self.shared.stats.add_measured(|h| {
+            let mut value_bytes = 0;
             for batch in &batches {
                 for &t in &batch.times {
                     h.record(ack_micros - t);
@@ -1065,8 +1066,8 @@ impl Engine {
                 records += batch.times.len() as u64;
                 value_bytes += batch.value_bytes;
             }
+            (records, value_bytes)
         });
-        self.stats().add_records(records, value_bytes);
         self.settled += records;
         if let Some(acknowledged) = &self.acknowledged {
             let mut ranges = acknowledged.lock().unwrap_or_else(|e| e.into_inner());
