@@ -43,7 +43,8 @@ export const trendRunSchema = z.object({
   concurrentWith: z.array(z.string()).optional(),
   /**
    * What else kept the machine's cores busy while the run was measured (processes kbench did not
-   * start), or absent; such a run is shown but left out of change points and best, as a concurrent one.
+   * start), or absent; such a run is shown but left out of change points and best while some runs
+   * of the trend had a quiet machine (when none had, they are all used).
    */
   machineShared: z.string().optional(),
   /** Why the client, not the target, set the pace (a load thread near 100% busy), or absent. */
@@ -89,8 +90,8 @@ export type Trend = z.infer<typeof trendSchema>;
 
 /**
  * The trend of completed runs of one scenario on one target, given oldest first. Runs that shared
- * the machine (with other kbench runs, or with other busy processes) are kept in the series (marked)
- * but left out of change points and the best pick.
+ * the machine (with other kbench runs, or with other busy processes while some runs had a quiet
+ * machine) are kept in the series (marked) but left out of change points and the best pick.
  */
 export function buildTrend(
   scenario: string,
@@ -100,9 +101,14 @@ export function buildTrend(
 ): Trend {
   const kept = runs.slice(Math.max(0, runs.length - MAX_CHANGE_POINT_SERIES));
   const caveats = kept.map((run) => runCaveats({ summary: run.summary, concurrentWith: run.concurrentWith }));
-  const sharing = (i: number) =>
-    caveats[i]?.find((c) => c.kind === 'concurrent' || c.kind === 'machine-shared') !== undefined;
-  const shared = new Set(kept.flatMap((_, i) => (sharing(i) ? [i] : [])));
+  const has = (i: number, kind: string) => caveats[i]?.some((c) => c.kind === kind) === true;
+  // Runs beside another kbench run are always left out; runs beside other busy processes while
+  // some runs had a quiet machine (on a CI runner that is always busy, every run is such a run,
+  // and leaving them all out would leave no best and no change points at all).
+  const busy = kept.flatMap((_, i) => (has(i, 'machine-shared') && !has(i, 'concurrent') ? [i] : []));
+  const concurrent = kept.flatMap((_, i) => (has(i, 'concurrent') ? [i] : []));
+  const quiet = kept.length - busy.length - concurrent.length;
+  const shared = new Set([...concurrent, ...(quiet > 0 ? busy : [])]);
   const series = TREND_METRICS.filter((name) => metrics.includes(name)).map((name) => {
     const metric = metricNamed(name);
     const values = kept.map((run) => trendValue(metric, run.summary));

@@ -117,6 +117,21 @@ describe('buildTrend', () => {
     expect(alone.series.find((s) => s.metric === 'produced.recordsPerSec')?.best?.runId).toBe('run-12');
   });
 
+  it('uses runs beside busy processes when no run had a quiet machine (a CI runner always busy), marked', () => {
+    const busyRuns = runs.map((r) => {
+      const s = structuredClone(r.summary as RunSummary);
+      s.machine = { cpuBusy: 0.98, cores: 2, disk: null, diskWrittenBytes: null, othersCores: 1.2 };
+      return { ...r, summary: s };
+    });
+    const trend = buildTrend('steady', 'bundled', busyRuns);
+    expect(trend.series.find((s) => s.metric === 'produced.recordsPerSec')?.best?.runId).toBe('run-1');
+    expect(trend.runs.every((r) => r.machineShared !== undefined)).toBe(true);
+    // A run beside another kbench run is still left out.
+    const withConcurrent = [...busyRuns, run(12, summary(5000, 0.1), { concurrentWith: ['other'] })];
+    const mixed = buildTrend('steady', 'bundled', withConcurrent);
+    expect(mixed.series.find((s) => s.metric === 'produced.recordsPerSec')?.best?.runId).toBe('run-1');
+  });
+
   it('marks a run whose load thread set the pace, and keeps only the metrics asked for', () => {
     const trend = buildTrend('steady', 'bundled', [run(0, summary(100, 1, 0.97))], ['publishLatencyMs.p50']);
     expect(trend.runs[0]?.clientPaced).toMatch(/producer thread 97% busy/);

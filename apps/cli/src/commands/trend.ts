@@ -85,7 +85,7 @@ function trendText(trend: Trend): string {
     `${BEST_MARK} best run alone on the machine (${series.map((s) => `${s.label}: ${s.better}`).join('; ')} is better)`,
     ...(runs.some((r) => r.concurrentWith || r.machineShared)
       ? [
-          `${SHARED_MARK} shared the machine with another run or busy processes: left out of change points and the best`,
+          `${SHARED_MARK} shared the machine with another run or busy processes: left out of change points and the best (beside busy processes, only while other runs had a quiet machine)`,
         ]
       : []),
     ...(runs.some((r) => r.clientPaced) ? [`${PACED_MARK} the client, not the target, set the pace`] : []),

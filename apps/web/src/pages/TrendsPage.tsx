@@ -72,7 +72,7 @@ function TrendRuns({ trend }: { trend: Trend }) {
               {run.machineShared && (
                 <span
                   className="badge badge-concurrent"
-                  title={`${run.machineShared}: left out of change points and the best`}
+                  title={`${run.machineShared}: left out of change points and the best while other runs had a quiet machine`}
                   data-testid="shared-mark"
                 >
                   machine shared
@@ -138,8 +138,8 @@ export function TrendsPage({
           <p className="muted">
             {trend.runs.length} completed run{trend.runs.length === 1 ? '' : 's'}, oldest first. Change points
             by e-divisive means (permutation test, p ≤ 0.05); runs that shared the machine (hollow points) are
-            left out of change points and the best run; a triangle is a run whose client set the pace. Click a
-            point to open its run.
+            left out of change points and the best run (runs beside busy processes only while other runs had a
+            quiet machine); a triangle is a run whose client set the pace. Click a point to open its run.
           </p>
           {trend.runs.length < 8 && (
             <p className="muted" data-testid="trend-few-runs">
